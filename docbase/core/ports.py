@@ -1,0 +1,186 @@
+"""The ports: the few interfaces a storage or mail adapter implements.
+
+Every method is async. The contract is written here, in the docstrings, and checked by
+``docbase.testing.contract`` against every adapter. Documents cross a port as plain
+JSON-compatible ``dict`` objects with 24-hex string ``_id``s; an adapter never returns
+an object the caller could use to change stored state.
+
+Children are ordinary documents carrying ``_parent_id``, ``_parent_def`` and
+``_parent_field``; system collections (keys, revoked tokens, outbound mail, relations)
+are ordinary collections whose names start with ``_`` or are reserved by the facade.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from typing import Any, Protocol, Self
+
+import msgspec
+
+from docbase.core.documents import Document
+from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.update import Update
+
+
+class DocumentStore(Protocol):
+    """Stores JSON documents in named collections and answers queries about them.
+
+    Collections come into existence on their first insert; reading an unknown
+    collection behaves as reading an empty one. Every method may raise
+    :class:`~docbase.core.errors.BackendError` when the backend fails or is unreachable;
+    the next call tries again (reconnecting if needed).
+    """
+
+    async def open(self) -> None:
+        """Connect and prepare storage (create or migrate the layout). Idempotent."""
+
+    async def close(self) -> None:
+        """Release connections. The store may not be used afterwards."""
+
+    async def __aenter__(self) -> Self:
+        """Open the store; ``async with store:`` closes it on exit."""
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        """Close the store."""
+
+    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+        """Insert complete documents (already stamped with ``_id`` and system fields).
+
+        All or nothing: when one document cannot be inserted, none is.
+
+        Raises:
+            Conflict: an ``_id`` exists already, or a unique index would be violated.
+        """
+
+    async def get(self, collection: str, document_id: str) -> Document:
+        """Return the whole stored document, system fields included.
+
+        Raises:
+            NotFound: no document has this ``_id`` in the collection.
+        """
+
+    async def find(self, collection: str, query: Query) -> list[Document]:
+        """Return the documents matching ``query.filter``, sorted, paged and projected.
+
+        Order is ``query.sort`` then ``_id`` ascending; ``skip``/``limit`` apply after
+        sorting; ``projection`` shapes each document (``_id`` is always kept when
+        including). ``groupby``/``aggregates`` are ignored here (see :meth:`aggregate`).
+        """
+
+    async def count(self, collection: str, filter: Filter) -> int:
+        """Return how many documents match ``filter``."""
+
+    async def aggregate(
+        self,
+        collection: str,
+        filter: Filter,
+        groupby: Sequence[Path],
+        aggregates: Sequence[Aggregate],
+    ) -> list[AggregateRow]:
+        """Group the matching documents and compute ``aggregates`` per group.
+
+        Without ``groupby`` there is exactly one row with an empty key (also when no
+        document matches). Rows are ordered by key in the total sort order.
+        """
+
+    async def update(
+        self,
+        collection: str,
+        document_id: str,
+        update: Update,
+        *,
+        stamp: dict[str, Any],
+        expected_version: int | None = None,
+    ) -> Document:
+        """Apply ``update`` atomically, set the ``stamp`` fields, add 1 to ``_version``.
+
+        Concurrent updates of one document never lose each other's changes.
+
+        Returns:
+            The whole updated document.
+
+        Raises:
+            NotFound: no document has this ``_id``.
+            VersionMismatch: ``expected_version`` is given and differs from the stored one.
+            Conflict: an operation meets a value of the wrong type, or a unique index
+                would be violated; nothing is changed.
+        """
+
+    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
+        """Delete the documents with these ids; return the ids actually deleted."""
+
+    async def delete_where(self, collection: str, filter: Filter) -> list[str]:
+        """Delete every document matching ``filter`` in one operation; return their ids."""
+
+    async def collections(self) -> list[str]:
+        """Return the names of the collections holding documents, sorted."""
+
+    async def drop(self, collection: str) -> None:
+        """Remove a collection, its documents and its indexes. Unknown names are ignored."""
+
+    async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
+        """Create an index on ``path`` unless it exists. Idempotent.
+
+        Raises:
+            Conflict: ``unique`` is asked and stored documents already repeat a value.
+        """
+
+
+class BlobInfo(msgspec.Struct, frozen=True):
+    """What a blob store knows about one stored blob."""
+
+    key: str
+    size: int
+    content_type: str
+
+
+class BlobStore(Protocol):
+    """Stores binary content by key, streamed in and out, with byte ranges."""
+
+    async def put(
+        self, key: str, chunks: AsyncIterable[bytes], content_type: str
+    ) -> BlobInfo:
+        """Store the bytes of ``chunks`` under ``key``, replacing any blob there.
+
+        The content is consumed chunk by chunk and never buffered whole.
+        """
+
+    async def stat(self, key: str) -> BlobInfo:
+        """Describe a blob.
+
+        Raises:
+            NotFound: no blob has this key.
+        """
+
+    def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        """Stream bytes ``start`` up to (not including) ``end`` of a blob.
+
+        Raises:
+            NotFound: no blob has this key (raised on first iteration).
+        """
+
+    async def delete(self, key: str) -> bool:
+        """Delete a blob; return whether it existed."""
+
+
+class MailMessage(msgspec.Struct, frozen=True):
+    """One outbound message of ``POST /mail``."""
+
+    to: tuple[str, ...]
+    subject: str
+    html: str
+    sender: str
+    company: str = ""
+    sendername: str = ""
+    text: str | None = None
+
+
+class Mailer(Protocol):
+    """Sends mail through one transport (SMTP, or a capture-only outbox)."""
+
+    async def send(self, message: MailMessage) -> str:
+        """Send one message and return the transport's id for it.
+
+        Raises:
+            MailDeliveryError: the transport refused or failed to deliver it.
+        """
