@@ -1,0 +1,66 @@
+"""docbase: a self-hosted document database REST service, usable as a library.
+
+>>> import asyncio, docbase
+>>> async def main():
+...     async with await docbase.connect("memory://") as db:
+...         doc = await db.collection("people").insert({"name": "Joe"})
+...         return (await db.collection("people").get(doc["_id"]))["name"]
+>>> asyncio.run(main())
+'Joe'
+"""
+
+from __future__ import annotations
+
+from docbase.core.database import Collection, Database
+from docbase.core.errors import (
+    BackendError,
+    ConfigurationError,
+    Conflict,
+    DocbaseError,
+    Forbidden,
+    InvalidId,
+    InvalidQuery,
+    MissingDependencyError,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    UnknownSchemeError,
+    ValidationFailed,
+    VersionMismatch,
+)
+from docbase.core.hooks import HookRegistry, WriteEvent
+from docbase.core.principal import Principal
+from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
+from docbase.core.registry import connect, open_stores, register_scheme
+from docbase.core.settings import Limits
+
+__all__ = [
+    "BackendError",
+    "Collection",
+    "ConfigurationError",
+    "Conflict",
+    "Database",
+    "DocbaseError",
+    "Forbidden",
+    "HookRegistry",
+    "InvalidId",
+    "InvalidQuery",
+    "Limits",
+    "MissingDependencyError",
+    "NotFound",
+    "PayloadTooLarge",
+    "Principal",
+    "Query",
+    "ReadOptions",
+    "Unauthorized",
+    "UnknownSchemeError",
+    "ValidationFailed",
+    "VersionMismatch",
+    "WriteEvent",
+    "connect",
+    "open_stores",
+    "parse_filter",
+    "parse_hints",
+    "parse_list_params",
+    "register_scheme",
+]

@@ -1,0 +1,161 @@
+"""A :class:`~docbase.core.ports.DocumentStore` in process memory.
+
+Filtering, sorting and aggregation are those of ``docbase.core.evaluate`` itself.
+Stored documents are private copies: everything returned is decoded afresh, so a
+caller can never change stored state through a result. Every method runs without an
+``await`` between reading and writing its collection, so concurrent asyncio tasks see
+each operation as atomic.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+import msgspec
+
+from docbase.core import evaluate
+from docbase.core.documents import Document
+from docbase.core.errors import Conflict, NotFound, VersionMismatch
+from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.update import Update, apply_update
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder()
+
+
+def _copy(document: Document) -> Document:
+    result: Document = _decoder.decode(_encoder.encode(document))
+    return result
+
+
+class MemoryDocumentStore:
+    """Collections as dicts of documents keyed by ``_id``."""
+
+    def __init__(self) -> None:
+        self._collections: dict[str, dict[str, Document]] = {}
+        self._unique: dict[str, set[Path]] = {}
+        self._indexes: dict[str, set[Path]] = {}
+
+    async def open(self) -> None:
+        """Nothing to connect to."""
+
+    async def close(self) -> None:
+        """Nothing to release; the data stays until the object is dropped."""
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    def _documents(self, collection: str) -> list[Document]:
+        return list(self._collections.get(collection, {}).values())
+
+    def _check_unique(
+        self, collection: str, candidates: Sequence[Document], replacing: str | None = None
+    ) -> None:
+        for path in self._unique.get(collection, ()):
+            seen: list[Any] = []
+            stored = [d for d in self._documents(collection) if d["_id"] != replacing]
+            for document in [*stored, *candidates]:
+                value = evaluate.group_key(document, path)
+                if value is None:
+                    continue
+                if any(evaluate.json_equal(value, other) for other in seen):
+                    raise Conflict(f"duplicate value for unique field {'.'.join(path)!r} "
+                                   f"in {collection!r}")
+                seen.append(value)
+
+    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+        target = self._collections.get(collection, {})
+        ids = [d["_id"] for d in documents]
+        if len(set(ids)) != len(ids) or any(i in target for i in ids):
+            raise Conflict(f"duplicate _id in {collection!r}")
+        self._check_unique(collection, documents)
+        copies = [_copy(d) for d in documents]
+        target = self._collections.setdefault(collection, {})
+        for document in copies:
+            target[document["_id"]] = document
+
+    async def get(self, collection: str, document_id: str) -> Document:
+        document = self._collections.get(collection, {}).get(document_id)
+        if document is None:
+            raise NotFound(f"no document {document_id} in {collection!r}")
+        return _copy(document)
+
+    async def find(self, collection: str, query: Query) -> list[Document]:
+        return evaluate.run_query(self._documents(collection), query)
+
+    async def count(self, collection: str, filter: Filter) -> int:
+        return evaluate.count(self._documents(collection), filter)
+
+    async def aggregate(
+        self,
+        collection: str,
+        filter: Filter,
+        groupby: Sequence[Path],
+        aggregates: Sequence[Aggregate],
+    ) -> list[AggregateRow]:
+        matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
+        rows = evaluate.aggregate(matching, groupby, aggregates)
+        return [AggregateRow(row.key, _copy(row.values)) for row in rows]
+
+    async def update(
+        self,
+        collection: str,
+        document_id: str,
+        update: Update,
+        *,
+        stamp: dict[str, Any],
+        expected_version: int | None = None,
+    ) -> Document:
+        current = self._collections.get(collection, {}).get(document_id)
+        if current is None:
+            raise NotFound(f"no document {document_id} in {collection!r}")
+        if expected_version is not None and current["_version"] != expected_version:
+            raise VersionMismatch(
+                f"document {document_id} is at version {current['_version']}, "
+                f"not {expected_version}"
+            )
+        changed = apply_update(current, update)
+        changed.update(stamp)
+        changed["_version"] = current["_version"] + 1
+        self._check_unique(collection, [changed], replacing=document_id)
+        self._collections[collection][document_id] = _copy(changed)
+        return changed
+
+    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
+        target = self._collections.get(collection, {})
+        return [i for i in dict.fromkeys(document_ids) if target.pop(i, None) is not None]
+
+    async def delete_where(self, collection: str, filter: Filter) -> list[str]:
+        target = self._collections.get(collection, {})
+        doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
+        for document_id in doomed:
+            del target[document_id]
+        return doomed
+
+    async def collections(self) -> list[str]:
+        return sorted(name for name, docs in self._collections.items() if docs)
+
+    async def drop(self, collection: str) -> None:
+        self._collections.pop(collection, None)
+        self._unique.pop(collection, None)
+        self._indexes.pop(collection, None)
+
+    async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
+        if unique:
+            self._check_unique(collection, [])
+            self._check_unique_candidate(collection, path)
+            self._unique.setdefault(collection, set()).add(path)
+        self._indexes.setdefault(collection, set()).add(path)
+
+    def _check_unique_candidate(self, collection: str, path: Path) -> None:
+        values = [evaluate.group_key(d, path) for d in self._documents(collection)]
+        present = [v for v in values if v is not None]
+        for i, value in enumerate(present):
+            if any(evaluate.json_equal(value, other) for other in present[:i]):
+                raise Conflict(f"cannot make {'.'.join(path)!r} unique in {collection!r}: "
+                               "stored documents repeat a value")

@@ -1,0 +1,25 @@
+"""Typed limits and settings of a database, validated when built."""
+
+from __future__ import annotations
+
+import msgspec
+
+from docbase.core.errors import ConfigurationError
+
+
+class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
+    """Per-database limits; every one of them gives a clear error when exceeded."""
+
+    max_page: int = 10_000
+    """Largest ``max``/``$max`` a list read may ask for (400 above it)."""
+    max_bulk: int = 1_000
+    """Most documents one bulk insert may carry (413 above it)."""
+    max_body_bytes: int = 10 * 1024 * 1024
+    """Largest request body the HTTP layer accepts (413 above it)."""
+    max_query_depth: int = 32
+    """Deepest nesting of a ``q`` object."""
+
+    def __post_init__(self) -> None:
+        for field in self.__struct_fields__:
+            if getattr(self, field) <= 0:
+                raise ConfigurationError(f"limits.{field} must be a positive integer")

@@ -1,0 +1,307 @@
+"""Start a throw-away MongoDB wire-protocol server (CongoDB) for tests.
+
+No ``mongod`` is installable on the machines this project is tested on, so the tests
+of the Mongo adapter run against CongoDB, a MongoDB wire-protocol server written in
+TypeScript and shipped in the npm package ``@push.rocks/smartmongo`` (2.2.0). The
+project-owned scripts in ``scripts/mongo-wire-server/`` install it (``install.sh``) and
+run it (``start.mjs``); this module drives them from Python::
+
+    from docbase.testing.mongo_wire import node_available, start_mongo_wire_server
+
+    if node_available():
+        with start_mongo_wire_server() as server:
+            client = pymongo.MongoClient(server.url)
+
+Storage is in memory, so every server starts empty. CongoDB is not MongoDB: see
+``scripts/mongo-wire-server/FINDINGS.md`` for what it does and does not support.
+Only the standard library is used here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import weakref
+from pathlib import Path
+from types import TracebackType
+from typing import IO, Self
+
+__all__ = [
+    "MongoWireServer",
+    "MongoWireServerError",
+    "default_install_dir",
+    "node_available",
+    "scripts_dir",
+    "start_mongo_wire_server",
+]
+
+HOST = "127.0.0.1"
+"""The interface the server listens on."""
+
+START_TIMEOUT_S = 30.0
+"""How long to wait for the server to accept TCP connections."""
+
+INSTALL_TIMEOUT_S = 600.0
+"""How long ``install.sh`` may take (it downloads from the npm registry)."""
+
+STOP_TIMEOUT_S = 10.0
+"""How long to wait after SIGTERM before killing the server."""
+
+# Written by install.sh once an install is complete; keep the two in sync.
+_INSTALL_MARKER = ".installed-smartmongo-2.2.0"
+_START_ATTEMPTS = 3  # a free port can be taken by someone else before node binds it
+
+
+class MongoWireServerError(RuntimeError):
+    """The wire server could not be installed, started or found."""
+
+
+def node_available() -> bool:
+    """Return whether ``node`` is on ``PATH`` (needed to run the server).
+
+    Installing additionally needs ``npm`` and ``bash``; :func:`start_mongo_wire_server`
+    reports a clear error if they are missing.
+    """
+    return shutil.which("node") is not None
+
+
+def scripts_dir() -> Path:
+    """Return the ``scripts/mongo-wire-server`` directory of the source checkout.
+
+    Raises:
+        MongoWireServerError: if the package is not running from a checkout that holds
+            ``scripts/mongo-wire-server/install.sh`` and ``start.mjs`` (e.g. it was
+            installed as a wheel).
+
+    """
+    directory = Path(__file__).resolve().parent.parent.parent / "scripts" / "mongo-wire-server"
+    missing = [name for name in ("install.sh", "start.mjs") if not (directory / name).is_file()]
+    if missing:
+        raise MongoWireServerError(
+            f"cannot find {', '.join(missing)} in {directory}: the Mongo wire test server "
+            "is only available from a source checkout of docbase "
+            "(docbase/testing/../../scripts/mongo-wire-server)"
+        )
+    return directory
+
+
+def default_install_dir() -> Path:
+    """Return the default install directory, ``<repo>/.mongo-wire``."""
+    return scripts_dir().parent.parent / ".mongo-wire"
+
+
+def _needs_install(install_dir: Path, scripts: Path) -> bool:
+    """Return whether ``install.sh`` must run for ``install_dir``."""
+    if not (install_dir / _INSTALL_MARKER).is_file():
+        return True
+    installed_start = install_dir / "start.mjs"
+    if not installed_start.is_file():
+        return True
+    return installed_start.read_bytes() != (scripts / "start.mjs").read_bytes()
+
+
+def _run_install(install_dir: Path, scripts: Path) -> None:
+    """Run ``install.sh`` into ``install_dir``, raising on failure."""
+    for tool in ("bash", "node", "npm"):
+        if shutil.which(tool) is None:
+            raise MongoWireServerError(
+                f"'{tool}' is not on PATH; it is needed to install the Mongo wire test "
+                f"server into {install_dir}"
+            )
+    try:
+        result = subprocess.run(
+            ["bash", str(scripts / "install.sh"), str(install_dir)],
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=INSTALL_TIMEOUT_S,
+            check=False,
+        )
+    except subprocess.TimeoutExpired as exc:
+        raise MongoWireServerError(
+            f"install.sh did not finish within {INSTALL_TIMEOUT_S:.0f} s"
+        ) from exc
+    if result.returncode != 0:
+        raise MongoWireServerError(
+            f"install.sh failed with exit status {result.returncode}:\n"
+            f"{result.stderr.strip()}\n{result.stdout.strip()}".rstrip()
+        )
+
+
+def _free_port() -> int:
+    """Return a TCP port on :data:`HOST` that is free right now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind((HOST, 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def _accepts_connections(port: int) -> bool:
+    """Return whether something accepts TCP connections on ``HOST:port``."""
+    try:
+        with socket.create_connection((HOST, port), timeout=0.5):
+            return True
+    except OSError:
+        return False
+
+
+def _read_log(log: IO[bytes]) -> str:
+    """Return everything written to ``log`` so far, decoded leniently."""
+    log.flush()
+    log.seek(0)
+    return log.read().decode("utf-8", errors="replace").strip()
+
+
+def _terminate(process: subprocess.Popen[bytes], log: IO[bytes]) -> None:
+    """Stop ``process`` (SIGTERM, then SIGKILL) and close its log; idempotent."""
+    if process.poll() is None:
+        with contextlib.suppress(ProcessLookupError):
+            process.send_signal(signal.SIGTERM)
+        try:
+            process.wait(timeout=STOP_TIMEOUT_S)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    log.close()
+
+
+class MongoWireServer:
+    """A running CongoDB server; a context manager that stops it on exit.
+
+    Create it with :func:`start_mongo_wire_server`. The server is also stopped when the
+    object is garbage-collected or the interpreter exits.
+    """
+
+    def __init__(self, process: subprocess.Popen[bytes], port: int, log: IO[bytes]) -> None:
+        self._process = process
+        self._port = port
+        self._log = log
+        self._finalizer = weakref.finalize(self, _terminate, process, log)
+
+    @property
+    def port(self) -> int:
+        """The TCP port the server listens on (on 127.0.0.1)."""
+        return self._port
+
+    @property
+    def url(self) -> str:
+        """A MongoDB connection URL for the server, e.g. ``mongodb://127.0.0.1:PORT/``."""
+        return f"mongodb://{HOST}:{self._port}/"
+
+    @property
+    def pid(self) -> int:
+        """The process id of the ``node`` process."""
+        return self._process.pid
+
+    @property
+    def running(self) -> bool:
+        """Whether the server process is still alive."""
+        return self._process.poll() is None
+
+    def output(self) -> str:
+        """Return what the server wrote to stdout/stderr so far ('' once stopped)."""
+        if self._log.closed:
+            return ""
+        return _read_log(self._log)
+
+    def stop(self) -> None:
+        """Stop the server (SIGTERM, SIGKILL after a timeout). Safe to call twice."""
+        self._finalizer()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    def __repr__(self) -> str:
+        state = "running" if self.running else "stopped"
+        return f"<MongoWireServer {self.url} pid={self.pid} {state}>"
+
+
+def _launch(install_dir: Path, timeout: float) -> MongoWireServer:
+    """Start ``node start.mjs PORT`` once and wait for the port to accept connections."""
+    port = _free_port()
+    # A file, not a pipe: nobody reads the output while the server runs, and a full pipe
+    # would block it.
+    log = tempfile.TemporaryFile(prefix="mongo-wire-")  # noqa: SIM115 - closed by _terminate
+    try:
+        process = subprocess.Popen(
+            ["node", "start.mjs", str(port)],
+            cwd=install_dir,
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env={**os.environ, "NODE_NO_WARNINGS": "1"},
+        )
+    except OSError as exc:
+        log.close()
+        raise MongoWireServerError(f"cannot run node in {install_dir}: {exc}") from exc
+    server = MongoWireServer(process, port, log)
+    deadline = time.monotonic() + timeout
+    while True:
+        if process.poll() is not None:
+            output = _read_log(log)
+            server.stop()
+            raise MongoWireServerError(
+                f"the Mongo wire server exited with status {process.returncode} before "
+                f"listening on port {port}; its output:\n{output or '(none)'}"
+            )
+        if _accepts_connections(port):
+            return server
+        if time.monotonic() >= deadline:
+            output = _read_log(log)
+            server.stop()
+            raise MongoWireServerError(
+                f"the Mongo wire server did not accept connections on {HOST}:{port} "
+                f"within {timeout:.0f} s; its output:\n{output or '(none)'}"
+            )
+        time.sleep(0.05)
+
+
+def start_mongo_wire_server(
+    install_dir: Path | None = None, *, timeout: float = START_TIMEOUT_S
+) -> MongoWireServer:
+    """Install (if needed) and start a CongoDB server on a free port of 127.0.0.1.
+
+    Args:
+        install_dir: where the npm packages live; ``<repo>/.mongo-wire`` by default.
+            ``scripts/mongo-wire-server/install.sh`` runs first unless the directory
+            already holds a complete install with an up-to-date ``start.mjs``.
+        timeout: seconds to wait for the server to accept TCP connections.
+
+    Returns:
+        The running server; use it as a context manager or call
+        :meth:`MongoWireServer.stop`.
+
+    Raises:
+        MongoWireServerError: if the scripts are not found, node/npm are missing, the
+            install fails, or the server does not start in time (the message includes
+            the server's output).
+
+    """
+    scripts = scripts_dir()
+    directory = (install_dir if install_dir is not None else default_install_dir()).resolve()
+    if not node_available():
+        raise MongoWireServerError("'node' is not on PATH; the Mongo wire server needs Node.js")
+    if _needs_install(directory, scripts):
+        _run_install(directory, scripts)
+    for attempt in range(1, _START_ATTEMPTS + 1):
+        try:
+            return _launch(directory, timeout)
+        except MongoWireServerError as exc:
+            # Retry only the early-exit case that a port race causes.
+            if attempt == _START_ATTEMPTS or "EADDRINUSE" not in str(exc):
+                raise
+    raise AssertionError("unreachable")  # pragma: no cover

@@ -1,0 +1,25 @@
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from tests.backends import BACKENDS
+
+
+@pytest.fixture(params=list(BACKENDS))
+async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+    """An open, empty (DocumentStore, BlobStore) pair of every backend."""
+    async with BACKENDS[request.param](request) as pair:
+        yield pair
+
+
+@pytest.fixture
+def store(stores: Any) -> Any:
+    return stores[0]
+
+
+@pytest.fixture
+def blob_store(stores: Any) -> Any:
+    return stores[1]
