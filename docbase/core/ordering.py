@@ -57,6 +57,7 @@ def type_class(value: JSON) -> TypeClass:
     Raises:
         TypeError: ``value`` is not a JSON value (``dict`` with ``str`` keys, ``list``,
             ``str``, ``int``, ``float``, ``bool``, ``None``) nor :data:`MISSING`.
+
     """
     if value is None or value is MISSING:
         return "null"
@@ -78,6 +79,7 @@ def type_rank(value: JSON) -> int:
 
     Raises:
         TypeError: ``value`` is not a JSON value nor :data:`MISSING`.
+
     """
     return _RANKS[type_class(value)]
 
@@ -91,6 +93,7 @@ def sort_key(value: JSON) -> OrderKey:
 
     Raises:
         TypeError: ``value`` (or something inside it) is not a JSON value.
+
     """
     kind = type_class(value)
     rank = _RANKS[kind]
@@ -109,6 +112,7 @@ def compare(a: JSON, b: JSON) -> int:
 
     Raises:
         TypeError: either value is not a JSON value nor :data:`MISSING`.
+
     """
     key_a, key_b = sort_key(a), sort_key(b)
     if key_a < key_b:

@@ -55,6 +55,7 @@ STOP_TIMEOUT_S = 10.0
 
 # Written by install.sh once an install is complete; keep the two in sync.
 _INSTALL_MARKER = ".installed-smartmongo-2.2.0"
+_ENTRY_MODULE = "node_modules/@push.rocks/smartmongo/dist_ts/congodb/index.js"
 _START_ATTEMPTS = 3  # a free port can be taken by someone else before node binds it
 
 
@@ -99,6 +100,8 @@ def default_install_dir() -> Path:
 def _needs_install(install_dir: Path, scripts: Path) -> bool:
     """Return whether ``install.sh`` must run for ``install_dir``."""
     if not (install_dir / _INSTALL_MARKER).is_file():
+        return True
+    if not (install_dir / _ENTRY_MODULE).is_file():
         return True
     installed_start = install_dir / "start.mjs"
     if not installed_start.is_file():

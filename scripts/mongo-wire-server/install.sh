@@ -4,7 +4,8 @@
 #
 # Usage: install.sh [INSTALL_DIR]     (default: <repo>/.mongo-wire)
 #
-# Idempotent: if INSTALL_DIR/.installed-<version> exists, only start.mjs is refreshed.
+# Idempotent: if INSTALL_DIR/.installed-smartmongo-<version> and the CongoDB entry module
+# exist, only start.mjs is refreshed.
 # Needs only node and npm. A plain `npm install @push.rocks/smartmongo@2.2.0` fails on
 # a transitive dependency, so only what its congodb/ module imports is installed and the
 # package tarball is unpacked by hand (9.x cannot install at all).
@@ -12,6 +13,7 @@ set -euo pipefail
 
 SMARTMONGO_VERSION="2.2.0"
 MARKER_NAME=".installed-smartmongo-${SMARTMONGO_VERSION}"
+ENTRY="node_modules/@push.rocks/smartmongo/dist_ts/congodb/index.js"
 
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
 repo="$(cd "$here/../.." && pwd)"
@@ -24,7 +26,9 @@ done
 mkdir -p "$dir"
 dir="$(cd "$dir" && pwd)"
 
-if [ ! -f "$dir/$MARKER_NAME" ]; then
+installed() { [ -f "$dir/$MARKER_NAME" ] && [ -f "$dir/$ENTRY" ]; }
+
+if ! installed; then
     # Serialise concurrent installs into the same directory (flock is optional).
     if command -v flock >/dev/null 2>&1; then
         exec 9>"$dir/.install.lock"
@@ -32,7 +36,8 @@ if [ ! -f "$dir/$MARKER_NAME" ]; then
     fi
 fi
 
-if [ ! -f "$dir/$MARKER_NAME" ]; then
+if ! installed; then
+    rm -f "$dir/$MARKER_NAME"
     echo "install.sh: installing CongoDB (@push.rocks/smartmongo@$SMARTMONGO_VERSION) into $dir" >&2
     cd "$dir"
     [ -f package.json ] || echo '{"name": "mongo-wire-test-server", "private": true}' > package.json
@@ -44,8 +49,7 @@ if [ ! -f "$dir/$MARKER_NAME" ]; then
     mkdir -p node_modules/@push.rocks/smartmongo
     tar xzf "$tgz" -C node_modules/@push.rocks/smartmongo --strip-components=1
     rm -f "$tgz"
-    entry="node_modules/@push.rocks/smartmongo/dist_ts/congodb/index.js"
-    [ -f "$entry" ] || { echo "install.sh: $entry missing after unpacking" >&2; exit 1; }
+    [ -f "$ENTRY" ] || { echo "install.sh: $ENTRY missing after unpacking" >&2; exit 1; }
     touch "$MARKER_NAME"
 fi
 
