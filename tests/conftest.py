@@ -5,7 +5,9 @@ from typing import Any
 
 import pytest
 
-from tests.backends import BACKENDS
+pytest.register_assert_rewrite("docbase.testing.contract")
+
+from tests.backends import BACKENDS  # noqa: E402
 
 
 @pytest.fixture(params=list(BACKENDS))

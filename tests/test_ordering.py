@@ -3,13 +3,14 @@ from __future__ import annotations
 import copy
 import itertools
 import random
+from typing import Any
 
 import pytest
 
 from docbase.core.ordering import MISSING, compare, sort_key, type_class, type_rank
 
 # Written out by hand in ascending order, each strictly less than the next.
-ASCENDING = [
+ASCENDING: list[Any] = [
     None,
     -5,
     0,

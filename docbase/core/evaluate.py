@@ -147,22 +147,14 @@ def matches(filter: Filter, document: JSON) -> bool:
     and the conditions use the empty path.
     """
     match filter:
-        case Eq(path=path, value=value):
-            return any(_equal(v, value) for v in _candidates(document, path))
-        case Ne(path=path, value=value):
-            return not any(_equal(v, value) for v in _candidates(document, path))
-        case In(path=path, values=values):
-            return any(_equal(v, x) for v in _candidates(document, path) for x in values)
-        case Nin(path=path, values=values):
-            return not any(_equal(v, x) for v in _candidates(document, path) for x in values)
-        case Gt(path=path, value=value):
-            return any(_ordered(v, value, 1, 1) for v in _candidates(document, path))
-        case Gte(path=path, value=value):
-            return any(_ordered(v, value, 0, 1) for v in _candidates(document, path))
-        case Lt(path=path, value=value):
-            return any(_ordered(v, value, -1, -1) for v in _candidates(document, path))
-        case Lte(path=path, value=value):
-            return any(_ordered(v, value, -1, 0) for v in _candidates(document, path))
+        case Eq() | Ne() | In() | Nin():
+            listed = filter.values if isinstance(filter, In | Nin) else (filter.value,)
+            found = any(_equal(v, x) for v in _candidates(document, filter.path) for x in listed)
+            return found == isinstance(filter, Eq | In)
+        case Gt() | Gte() | Lt() | Lte():
+            low, high = _RANGES[type(filter)]
+            return any(_ordered(v, filter.value, low, high)
+                       for v in _candidates(document, filter.path))
         case Between(path=path, low=low, high=high):
             return any(_ordered(v, low, 0, 1) and _ordered(v, high, -1, 0)
                        for v in _candidates(document, path))
@@ -205,12 +197,13 @@ def _equal(value: JSON, operand: JSON) -> bool:
     return json_equal(value, operand)
 
 
-def _ordered(value: JSON, operand: JSON, low: int, high: int) -> bool:
-    """``compare(value, operand)`` lies in ``[low, high]``, within one type class.
+_RANGES: dict[type[Filter], tuple[int, int]] = {Gt: (1, 1), Gte: (0, 1), Lt: (-1, -1),
+                                                Lte: (-1, 0)}
 
-    A null operand matches null and missing when 0 is in the range ($gte, $lte), and
-    nothing otherwise ($gt, $lt).
-    """
+
+def _ordered(value: JSON, operand: JSON, low: int, high: int) -> bool:
+    # compare(value, operand) within [low, high]; a null operand stands for "is null or
+    # missing" when the range holds 0 ($gte, $lte) and matches nothing otherwise
     if operand is None:
         return low <= 0 <= high and (value is None or value is MISSING)
     if type_class(value) != type_class(operand):
@@ -312,16 +305,15 @@ def project(document: Document, projection: Projection | None) -> Document:
 
 def _tree(paths: Iterable[Path]) -> _Tree:
     root: _Tree = {}
-    for path in paths:
-        node: _Tree | None = root
+    for path in (path for path in paths if path):
+        node = root
         for step in path[:-1]:
-            assert node is not None
-            node = node.setdefault(step, {})
-            if node is None:  # an enclosing path is kept whole already
+            child = node.setdefault(step, {})
+            if child is None:  # an enclosing path is kept whole already
                 break
+            node = child
         else:
-            if node is not None and path:
-                node[path[-1]] = None
+            node[path[-1]] = None
     return root
 
 

@@ -206,7 +206,7 @@ def _parent_for(
 def _read(node: Container, step: str) -> Any:
     if isinstance(node, dict):
         return node.get(step, _MISSING)
-    if step.isdigit() and int(step) < len(node):
+    if _is_index(step) and int(step) < len(node):
         return node[int(step)]
     return _MISSING
 
@@ -214,7 +214,7 @@ def _read(node: Container, step: str) -> Any:
 def _assign(node: Container, step: str, value: Any, where: str) -> None:
     if isinstance(node, dict):
         node[step] = value
-    elif step.isdigit() and int(step) < len(node):
+    elif _is_index(step) and int(step) < len(node):
         node[int(step)] = value
     else:
         raise Conflict(f"cannot set {where!r}: {step!r} is not an index of the array")
@@ -223,5 +223,9 @@ def _assign(node: Container, step: str, value: Any, where: str) -> None:
 def _remove(node: Container, step: str) -> None:
     if isinstance(node, dict):
         node.pop(step, None)
-    elif step.isdigit() and int(step) < len(node):
+    elif _is_index(step) and int(step) < len(node):
         node[int(step)] = None  # MongoDB's $unset on an array element leaves null
+
+
+def _is_index(step: str) -> bool:
+    return step.isascii() and step.isdigit()

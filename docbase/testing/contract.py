@@ -117,9 +117,10 @@ class DocumentStoreContract:
         await seed(store, {"v": True}, {"v": "b"}, {"v": [3]}, {"v": 2}, {"v": None},
                    {"v": {"k": 1}}, {"w": 0}, {"v": "a"}, {"v": 1.5})
         found = await store.find(C, Query(sort=(SortKey(("v",)),)))
-        # missing and null tie (broken by _id), then numbers, strings, objects, arrays, bools
+        # missing and null tie (broken by _id), then numbers, strings, objects, bools;
+        # an array sorts by its smallest element ascending, so [3] sorts as the number 3
         values = [d.get("v", "<missing>") for d in found]
-        assert values == [None, "<missing>", 1.5, 2, "a", "b", {"k": 1}, [3], True]
+        assert values == [None, "<missing>", 1.5, 2, [3], "a", "b", {"k": 1}, True]
 
     async def test_find_limit_none_returns_everything(self, store: DocumentStore) -> None:
         await seed(store, *({"i": i} for i in range(30)))
