@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from docbase.core.documents import Document, new_document
-from docbase.core.errors import Conflict, NotFound, VersionMismatch
-from docbase.core.ports import BlobStore, DocumentStore
+from docbase.core.errors import Conflict, MailDeliveryError, NotFound, VersionMismatch
+from docbase.core.ports import BlobStore, DocumentStore, Mailer, MailMessage
 from docbase.core.query import (
     MATCH_ALL,
     Aggregate,
@@ -345,3 +345,26 @@ class BlobStoreContract:
         async for part in blob_store.read("big"):
             total += len(part)
         assert total == len(chunk) * 8
+
+
+class MailerContract:
+    """Tests :meth:`~docbase.core.ports.Mailer.send`; needs a ``mailer`` fixture and a
+    ``delivered`` fixture returning the messages the transport's far end received."""
+
+    async def test_send_returns_distinct_ids_and_delivers(
+        self, mailer: Mailer, delivered: Any
+    ) -> None:
+        first = MailMessage(to=("ann@example.com",), subject="Hi", html="<b>hello</b>",
+                            sender="docbase@example.com", sendername="Docbase")
+        second = MailMessage(to=("bob@example.com", "cy@example.com"), subject="Two",
+                             html="<p>x</p>", sender="docbase@example.com", text="x")
+        ids = [await mailer.send(first), await mailer.send(second)]
+        assert len(set(ids)) == 2 and all(isinstance(i, str) and i for i in ids)
+        received = await delivered()
+        assert [(m["to"], m["subject"]) for m in received] == [
+            (["ann@example.com"], "Hi"), (["bob@example.com", "cy@example.com"], "Two")]
+
+    async def test_send_to_invalid_address_raises(self, mailer: Mailer) -> None:
+        with pytest.raises(MailDeliveryError):
+            await mailer.send(MailMessage(to=("not an address",), subject="x", html="x",
+                                          sender="docbase@example.com"))

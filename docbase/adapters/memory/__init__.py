@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from docbase.adapters.memory.blobs import MemoryBlobStore
+from docbase.adapters.memory.mailer import OutboxMailer
 from docbase.adapters.memory.store import MemoryDocumentStore
 
 
@@ -11,4 +12,4 @@ def from_url(url: str) -> tuple[MemoryDocumentStore, MemoryBlobStore]:
     return MemoryDocumentStore(), MemoryBlobStore()
 
 
-__all__ = ["MemoryBlobStore", "MemoryDocumentStore", "from_url"]
+__all__ = ["MemoryBlobStore", "MemoryDocumentStore", "OutboxMailer", "from_url"]
