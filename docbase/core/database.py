@@ -330,9 +330,17 @@ class Collection:
     # ------------------------------------------------------------------ reads
 
     async def get(
-        self, document_id: str, *, metafields: bool = True, fetchchildren: bool = False
+        self,
+        document_id: str,
+        *,
+        metafields: bool = True,
+        fetchchildren: bool = False,
+        child_metafields: bool | None = None,
     ) -> Document:
         """Return one document (system fields included unless ``metafields=False``).
+
+        Embedded children (``fetchchildren``) carry system fields when
+        ``child_metafields`` is true (default: as ``metafields``).
 
         Raises:
             InvalidId: ``document_id`` is not an ObjectID.
@@ -343,7 +351,9 @@ class Collection:
         if not self._in_scope(document):
             raise NotFound(f"no document {document_id} in {self.name!r}")
         if fetchchildren:
-            await self._embed_children([document], metafields)
+            await self._embed_children(
+                [document], metafields if child_metafields is None else child_metafields
+            )
         return read_shape(document, metafields=metafields)
 
     def _check_query(self, query: Query) -> Query:

@@ -61,7 +61,8 @@ def object_id_time(value: str) -> datetime:
 def format_timestamp(moment: datetime) -> str:
     """Format an aware datetime as ``YYYY-MM-DDTHH:MM:SS.sssZ`` in UTC."""
     utc = moment.astimezone(UTC)
-    return utc.strftime("%Y-%m-%dT%H:%M:%S.") + f"{utc.microsecond // 1000:03d}Z"
+    # not strftime("%Y"): glibc writes year 999 as "999", breaking string order
+    return f"{utc.year:04d}-{utc:%m-%dT%H:%M:%S}.{utc.microsecond // 1000:03d}Z"
 
 
 def utc_now() -> str:

@@ -237,7 +237,7 @@ def parse_json(text: str, what: str) -> JSON:
     """Decode a JSON parameter, or raise :class:`InvalidQuery` naming ``what``."""
     try:
         return msgspec.json.decode(text)
-    except msgspec.DecodeError as exc:
+    except (msgspec.DecodeError, RecursionError) as exc:  # msgspec recurses per nesting level
         raise InvalidQuery(f"{what} is not valid JSON: {exc}") from exc
 
 
@@ -301,6 +301,8 @@ class _FilterParser:
         return Eq(path, self.literal(value, path))
 
     def operators(self, path: Path, ops: dict[str, JSON], depth: int) -> Filter:
+        if depth > MAX_DEPTH:  # nested $not never passes through document()
+            raise InvalidQuery(f"query is nested deeper than {MAX_DEPTH} levels")
         dotted = ".".join(path) or "element"
         unknown = [k for k in ops if k not in _FIELD_OPERATORS]
         if unknown:
@@ -506,6 +508,8 @@ def _non_negative_int(value: JSON, what: str) -> int:
 
 
 def _direction(value: JSON, what: str) -> Literal[1, -1]:
+    if isinstance(value, bool):
+        raise InvalidQuery(f"{what} direction must be 1 or -1, not {value!r}")
     if value in (1, "1", "asc"):
         return 1
     if value in (-1, "-1", "desc"):
@@ -517,7 +521,7 @@ def _orderby(value: JSON) -> tuple[SortKey, ...]:
     if not isinstance(value, dict):
         raise InvalidQuery("$orderby needs an object like {\"field\": 1}")
     return tuple(SortKey(split_path(k, "$orderby"), _direction(v, f"$orderby {k!r}"))
-                 for k, v in value.items() if not isinstance(v, bool))
+                 for k, v in value.items())
 
 
 def _fields(value: JSON) -> Projection:

@@ -2,14 +2,17 @@
 
 A PUT body merges its plain top-level fields and may carry the operators ``$set``,
 ``$unset``, ``$inc``, ``$push`` and ``$pull``; a PATCH body sets only the given
-properties (dot paths allowed). System fields in a body are ignored, never errors.
+properties. In both, a dotted key is a path (``{"a.b": 1}`` sets ``b`` inside ``a``),
+as MongoDB, and so the original service, reads it. System fields in a body are ignored, never errors.
 SQL adapters run :func:`apply_update` inside a transaction under a row lock; the Mongo
 adapter compiles the same AST to native operators.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
+import math
 from typing import Any, Literal, TypeAlias
 
 import msgspec
@@ -82,7 +85,7 @@ def parse_update(body: JSON, mode: Literal["put", "patch"] = "put") -> Update:
                 raise InvalidQuery(f"unknown or unsupported update operator {key!r}")
             ops.extend(_operator(key, value))
         elif key not in SYSTEM_FIELDS:
-            path = split_path(key) if mode == "patch" else (key,)
+            path = split_path(key)
             ops.append(SetOp(path, value))
     ops = [op for op in ops if op.path[0] not in SYSTEM_FIELDS]
     _check_disjoint(ops)
@@ -111,17 +114,16 @@ def _operator(op: str, args: JSON) -> list[UpdateOp]:
 
 def _number(value: JSON, name: str) -> int | float:
     # restdb.io's own examples send {"$inc": {"age": "1"}}; numeric strings are accepted.
+    number = value
     if isinstance(value, str):
-        try:
-            return int(value)
-        except ValueError:
-            try:
-                return float(value)
-            except ValueError:
-                pass
-    if isinstance(value, bool) or not isinstance(value, int | float):
+        with contextlib.suppress(ValueError):
+            number = float(value)
+        with contextlib.suppress(ValueError):
+            number = int(value)
+    if (isinstance(number, bool) or not isinstance(number, int | float)
+            or not math.isfinite(number)):  # float("nan") and float("inf") parse too
         raise InvalidQuery(f"$inc on {name!r} needs a number, not {value!r}")
-    return value
+    return number
 
 
 def _check_disjoint(ops: list[UpdateOp]) -> None:
