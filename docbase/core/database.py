@@ -29,6 +29,7 @@ from docbase.core.listing import group_documents, nest_rows, totals
 from docbase.core.ports import BlobStore, DocumentStore
 from docbase.core.principal import SYSTEM, Principal
 from docbase.core.query import (
+    DEFAULT_MAX,
     JSON,
     MATCH_ALL,
     And,
@@ -358,6 +359,8 @@ class Collection:
 
     def _check_query(self, query: Query) -> Query:
         limit = self.database.limits.max_page
+        if query.limit == DEFAULT_MAX and limit < DEFAULT_MAX:
+            query = msgspec.structs.replace(query, limit=limit)
         if query.limit is not None and query.limit > limit:
             raise InvalidQuery(f"max may be at most {limit}")
         return msgspec.structs.replace(query, filter=self._scope(query.filter))

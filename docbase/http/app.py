@@ -1,0 +1,85 @@
+"""The Litestar application: :func:`create_app` and the :class:`DocbasePlugin` it uses.
+
+The plugin receives its :class:`~docbase.core.server.Server` by injection, so another
+Litestar application can serve docbase next to its own routes::
+
+    app = Litestar(route_handlers=[...], plugins=[DocbasePlugin(server)])
+
+It registers the ``/rest`` routes (also under ``/db/<name>``) and ``/health``, the
+``docbase_server`` dependency, the JSON error handlers of :mod:`docbase.http.errors`
+for its own routes and, unless told otherwise, opening and closing the server's
+databases with the application.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.config.app import AppConfig
+from litestar.di import Provide
+from litestar.plugins import InitPluginProtocol
+
+from docbase.core.server import Server
+from docbase.http.context import request_context
+from docbase.http.errors import EXCEPTION_HANDLERS
+from docbase.http.rest import ROUTE_HANDLERS, health
+
+
+class DocbasePlugin(InitPluginProtocol):
+    """Serve a docbase :class:`Server` from a Litestar application."""
+
+    def __init__(self, server: Server, *, manage_lifespan: bool = True) -> None:
+        """Serve ``server``; ``manage_lifespan`` opens and closes it with the app."""
+        self.server = server
+        self.manage_lifespan = manage_lifespan
+
+    def _provide_server(self) -> Server:
+        return self.server
+
+    def router(self) -> Router:
+        """Build the router of the docbase routes, their dependencies and error handlers."""
+        return Router(
+            path="/",
+            route_handlers=[*ROUTE_HANDLERS, health],
+            dependencies={"ctx": Provide(request_context)},
+            exception_handlers=EXCEPTION_HANDLERS,
+            request_max_body_size=None,  # each database's Limits.max_body_bytes applies
+            include_in_schema=False,
+        )
+
+    def on_app_init(self, app_config: AppConfig) -> AppConfig:
+        """Add the routes, the ``docbase_server`` dependency and the lifespan hooks."""
+        app_config.dependencies["docbase_server"] = Provide(
+            self._provide_server, use_cache=True, sync_to_thread=False
+        )
+        app_config.route_handlers.append(self.router())
+        if self.manage_lifespan:
+            app_config.on_startup.append(self.server.open)
+            app_config.on_shutdown.append(self.server.close)
+        return app_config
+
+
+def create_app(
+    server: Server,
+    *,
+    manage_lifespan: bool = True,
+    debug: bool = False,
+    **litestar_options: Any,
+) -> Litestar:
+    """Build a Litestar application serving ``server`` and nothing else.
+
+    Unknown routes and wrong methods answer JSON errors like every docbase error.
+    ``litestar_options`` pass through to :class:`~litestar.Litestar` (e.g. extra
+    ``plugins``, ``middleware`` or ``on_startup`` hooks).
+    """
+    plugins = [DocbasePlugin(server, manage_lifespan=manage_lifespan),
+               *litestar_options.pop("plugins", ())]
+    return Litestar(
+        plugins=plugins,
+        exception_handlers=EXCEPTION_HANDLERS,
+        openapi_config=None,
+        request_max_body_size=None,
+        debug=debug,
+        **litestar_options,
+    )

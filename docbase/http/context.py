@@ -1,0 +1,135 @@
+"""Who asks what of which database: routing, method override and API-key checks.
+
+:func:`request_context` is the dependency every ``/rest`` handler receives. It picks
+the database (path prefix ``/db/<name>``, host ``<name>.<domain>``, else the default),
+resolves ``X-HTTP-Method-Override``, authenticates the API key, checks the key's
+paths, methods and CORS origins, and records the CORS headers the response carries.
+"""
+
+from __future__ import annotations
+
+from typing import Any, TypeAlias
+
+from litestar import Request
+from litestar.di import NamedDependency
+
+from docbase.core import keys
+from docbase.core.database import Collection, Database
+from docbase.core.errors import Forbidden, InvalidQuery, Unauthorized
+from docbase.core.keys import ApiKey
+from docbase.core.principal import Principal
+from docbase.core.server import Server
+from docbase.http.cors import allowed_origin_headers, cors_headers
+from docbase.http.errors import CORS_STATE, MethodNotAllowed
+
+OVERRIDABLE = frozenset({"PUT", "PATCH", "DELETE"})
+
+
+class RequestContext:
+    """The database a request addresses and the key it acts with."""
+
+    __slots__ = ("database", "database_name", "key", "method", "path", "principal")
+
+    def __init__(
+        self, database_name: str, database: Database, path: str, method: str, key: ApiKey
+    ) -> None:
+        self.database_name = database_name
+        self.database = database
+        self.path = path
+        self.method = method
+        self.key = key
+        self.principal: Principal = key.principal()
+
+    def collection(self, name: str) -> Collection:
+        """Return the user collection ``name``, acting as this request's key."""
+        return self.database.collection(name, self.principal)
+
+    def require_method(self, method: str) -> None:
+        """Refuse a method override where the path has no such operation."""
+        if self.method != method:
+            raise MethodNotAllowed(f"{self.method} (by X-HTTP-Method-Override) is not "
+                                   f"allowed on {self.path}")
+
+
+def route(server: Server, request: Request[Any, Any, Any]) -> tuple[str, Database, str]:
+    """Return ``(database name, database, path within its base URL)`` of a request.
+
+    Raises:
+        NotFound: the path prefix or host names a database the server does not hold.
+
+    """
+    name, path = server.route(request.headers.get("host"), request.scope["path"])
+    return name, server.database(name), path
+
+
+def effective_method(request: Request[Any, Any, Any]) -> str:
+    """Return the method after ``X-HTTP-Method-Override`` (honoured on POST only).
+
+    Raises:
+        InvalidQuery: the override names anything but PUT, PATCH or DELETE.
+
+    """
+    method = request.method
+    override = request.headers.get("x-http-method-override")
+    if override is None or method != "POST":
+        return method
+    wanted = override.strip().upper()
+    if wanted not in OVERRIDABLE:
+        raise InvalidQuery(
+            f"X-HTTP-Method-Override must be PUT, PATCH or DELETE, not {override!r}"
+        )
+    return wanted
+
+
+def raw_key(request: Request[Any, Any, Any]) -> str | None:
+    """Return the API key of a request: header ``x-apikey``, else parameter ``apikey``.
+
+    Raises:
+        Unauthorized: the request brings a JWT, which this server does not accept yet.
+
+    """
+    value = request.headers.get("x-apikey") or request.query_params.get("apikey")
+    if not value and (
+        request.headers.get("authorization", "").lower().startswith("bearer ")
+        or request.query_params.get("jwt")
+    ):
+        raise Unauthorized("JWT authentication is not enabled; send an API key")
+    return value
+
+
+ServerDependency: TypeAlias = NamedDependency[Server]
+"""A handler parameter ``docbase_server: ServerDependency`` receives the served Server."""
+
+
+async def request_context(
+    request: Request[Any, Any, Any], docbase_server: ServerDependency
+) -> RequestContext:
+    """Resolve database, method and key of a ``/rest`` request; check the key allows it.
+
+    Raises:
+        NotFound: an unknown database.
+        Unauthorized: no key, or an unknown, expired or revoked one.
+        Forbidden: the key's paths, methods or origins do not cover this request.
+
+    """
+    name, database, path = route(docbase_server, request)
+    method = effective_method(request)
+    origin = request.headers.get("origin")
+    if origin:  # let the browser read an error about the key too, when it may
+        headers = await allowed_origin_headers(database, origin)
+        if headers:
+            request.state[CORS_STATE] = headers
+    key = await keys.authenticate_key(database, raw_key(request))
+    if origin:
+        if key.allows_origin(origin):
+            request.state[CORS_STATE] = cors_headers(origin)
+        elif key.origins:
+            raise Forbidden(f"this API key may not be used from origin {origin}")
+        else:
+            request.state.pop(CORS_STATE, None)
+    keys.authorize(key, method, path)
+    return RequestContext(name, database, path, method, key)
+
+
+Ctx: TypeAlias = NamedDependency[RequestContext]
+"""A handler parameter ``ctx: Ctx`` receives the :func:`request_context` of the request."""

@@ -1,0 +1,120 @@
+"""What each ``/rest`` operation does, shared by documents and child documents.
+
+Each function translates one request into :class:`~docbase.core.database.Collection`
+calls and shapes the answer; the route handlers in :mod:`docbase.http.rest` only pick
+the collection.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+from litestar import Request, Response
+
+from docbase.core.database import Collection
+from docbase.core.documents import read_shape
+from docbase.core.errors import InvalidQuery, VersionMismatch
+from docbase.http.bodies import documents_body, object_body, read_json
+from docbase.http.context import RequestContext
+from docbase.http.errors import CORS_STATE, MethodNotAllowed, PreconditionFailed
+from docbase.http.params import (
+    etag,
+    expected_version,
+    flag,
+    list_query,
+    query_filter,
+    query_params,
+)
+
+HttpRequest = Request[Any, Any, Any]
+
+
+def json_response(
+    request: HttpRequest, content: Any, status: int = 200, tag: str | None = None
+) -> Response[bytes]:
+    """Encode ``content`` as JSON, with the request's CORS headers and an ``ETag``."""
+    headers: dict[str, str] = dict(request.state.get(CORS_STATE) or {})
+    if tag is not None:
+        headers["etag"] = tag
+    return Response(msgspec.json.encode(content), status_code=status,
+                    media_type="application/json", headers=headers)
+
+
+async def read_many(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
+    """List documents: array, totals, count, groups or aggregates, as the URL asks."""
+    query, options = list_query(query_params(request), ctx.database.limits)
+    return json_response(request, await coll.read(query, options))
+
+
+async def read_one(request: HttpRequest, coll: Collection, document_id: str) -> Response[bytes]:
+    """One document; ``metafields`` adds system fields, ``fetchchildren`` embeds children."""
+    params = query_params(request)
+    metafields = flag(params, "metafields")
+    document = await coll.get(document_id, metafields=True, child_metafields=metafields,
+                              fetchchildren=flag(params, "fetchchildren"))
+    return json_response(request, read_shape(document, metafields=metafields),
+                         tag=etag(document))
+
+
+async def create(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
+    """Create one document (object body) or many, all or nothing (array body)."""
+    ctx.require_method("POST")
+    flag(query_params(request), "validate", default=True)  # no schema validation exists yet
+    body = documents_body(await read_json(request, ctx.database.limits))
+    if isinstance(body, list):
+        return json_response(request, await coll.insert_many(body), 201)
+    document = await coll.insert(body)
+    return json_response(request, document, 201, tag=etag(document))
+
+
+async def update(
+    request: HttpRequest,
+    ctx: RequestContext,
+    coll: Collection,
+    document_id: str,
+    mode: Literal["put", "patch"],
+) -> Response[bytes]:
+    """PUT (merge plus update operators) or PATCH (only the given properties)."""
+    body = object_body(await read_json(request, ctx.database.limits))
+    expected = await expected_version(request, coll, document_id)
+    change = coll.update if mode == "put" else coll.patch
+    try:
+        document = await change(document_id, body, expected_version=expected)
+    except VersionMismatch as exc:
+        raise PreconditionFailed(exc.message) from exc
+    return json_response(request, document, tag=etag(document))
+
+
+async def remove(
+    request: HttpRequest, ctx: RequestContext, coll: Collection, document_id: str
+) -> Response[bytes]:
+    """Delete one document, the ids of an array body (``*``), or a query's matches."""
+    if document_id != "*":
+        expected = await expected_version(request, coll, document_id)
+        try:
+            deleted = await coll.delete(document_id, expected_version=expected)
+        except VersionMismatch as exc:
+            raise PreconditionFailed(exc.message) from exc
+        return json_response(request, {"result": deleted})
+    q = query_filter(query_params(request), ctx.database.limits)
+    if q is not None:
+        return json_response(request, {"result": await coll.delete_where(q)})
+    body = await read_json(request, ctx.database.limits)
+    if body is None:
+        raise InvalidQuery("DELETE .../* needs a JSON array of ids as its body, or a q "
+                           "parameter")
+    return json_response(request, {"result": await coll.delete_many(body)})
+
+
+async def overridden(
+    request: HttpRequest, ctx: RequestContext, coll: Collection, document_id: str
+) -> Response[bytes]:
+    """Run the method a POST names in ``X-HTTP-Method-Override``."""
+    if ctx.method in ("PUT", "PATCH"):
+        return await update(request, ctx, coll, document_id, "put" if ctx.method == "PUT"
+                            else "patch")
+    if ctx.method == "DELETE":
+        return await remove(request, ctx, coll, document_id)
+    raise MethodNotAllowed("POST is not allowed on a document; send PUT, PATCH or DELETE, "
+                           "or POST with X-HTTP-Method-Override")

@@ -1,0 +1,194 @@
+"""The ``/rest`` route handlers: each picks a collection and calls one operation.
+
+Every path exists twice: under the database's own base URL (``/rest/...``, database
+chosen by host name or the default) and under ``/db/<name>/rest/...``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request, Response, delete, get, patch, post, put, route
+from litestar.handlers import HTTPRouteHandler
+from litestar.params import FromPath
+
+from docbase.http import operations as op
+from docbase.http.context import Ctx, ServerDependency
+from docbase.http.context import route as route_request
+from docbase.http.cors import preflight
+from docbase.http.meta import collection_meta, database_meta
+
+HttpRequest = Request[Any, Any, Any]
+Reply = Response[bytes]
+Param = FromPath[str]
+
+COLLECTION = "/rest/{collection:str}"
+DOCUMENT = COLLECTION + "/{document_id:str}"
+CHILDREN = DOCUMENT + "/{field:str}"
+CHILD = CHILDREN + "/{child_id:str}"
+DATABASE_META = "/rest/_meta"
+COLLECTION_META = COLLECTION + "/_meta"
+
+
+def paths(path: str) -> list[str]:
+    """``path`` under the default/host-routed base URL and under ``/db/<name>``."""
+    return [path, "/db/{db_name:str}" + path]
+
+
+ALL_PATHS = [p for path in (COLLECTION, DOCUMENT, CHILDREN, CHILD, DATABASE_META,
+                            COLLECTION_META) for p in paths(path)]
+
+
+@route(ALL_PATHS, http_method=["OPTIONS"], include_in_schema=False)
+async def options(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
+    """CORS preflight (no key): see :mod:`docbase.http.cors`."""
+    _, database, path = route_request(docbase_server, request)
+    return await preflight(request, database, path)
+
+
+# ----------------------------------------------------------------------- collections
+
+
+@get(paths(COLLECTION))
+async def list_documents(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
+    """``GET /rest/<c>``: a list read."""
+    return await op.read_many(request, ctx, ctx.collection(collection))
+
+
+@post(paths(COLLECTION))
+async def create_documents(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
+    """``POST /rest/<c>``: create an object or an array of objects."""
+    return await op.create(request, ctx, ctx.collection(collection))
+
+
+@get(paths(DOCUMENT))
+async def get_document(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+) -> Reply:
+    """``GET /rest/<c>/ID``."""
+    return await op.read_one(request, ctx.collection(collection), document_id)
+
+
+@put(paths(DOCUMENT))
+async def put_document(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+) -> Reply:
+    """``PUT /rest/<c>/ID``: merge plus update operators."""
+    return await op.update(request, ctx, ctx.collection(collection), document_id, "put")
+
+
+@patch(paths(DOCUMENT))
+async def patch_document(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+) -> Reply:
+    """``PATCH /rest/<c>/ID``: only the given properties."""
+    return await op.update(request, ctx, ctx.collection(collection), document_id, "patch")
+
+
+@delete(paths(DOCUMENT), status_code=200)
+async def delete_document(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+) -> Reply:
+    """``DELETE /rest/<c>/ID``, ``DELETE /rest/<c>/*`` (array body or ``q``)."""
+    return await op.remove(request, ctx, ctx.collection(collection), document_id)
+
+
+@post(paths(DOCUMENT))
+async def override_document(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+) -> Reply:
+    """``POST /rest/<c>/ID`` with ``X-HTTP-Method-Override``."""
+    return await op.overridden(request, ctx, ctx.collection(collection), document_id)
+
+
+# ----------------------------------------------------------------------- children
+
+
+@get(paths(CHILDREN))
+async def list_children(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param, field: Param
+) -> Reply:
+    """``GET /rest/<c>/ID/<sub>``: the parent's children (404 for an unknown parent)."""
+    parent = ctx.collection(collection)
+    await parent.get(document_id)
+    return await op.read_many(request, ctx, parent.children(document_id, field))
+
+
+@post(paths(CHILDREN))
+async def create_children(
+    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param, field: Param
+) -> Reply:
+    """``POST /rest/<c>/ID/<sub>``: create child documents."""
+    return await op.create(request, ctx, ctx.collection(collection).children(document_id, field))
+
+
+@get(paths(CHILD))
+async def get_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+                    document_id: Param, field: Param, child_id: Param) -> Reply:
+    """``GET /rest/<c>/ID/<sub>/ID``."""
+    children = ctx.collection(collection).children(document_id, field)
+    return await op.read_one(request, children, child_id)
+
+
+@put(paths(CHILD))
+async def put_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+                    document_id: Param, field: Param, child_id: Param) -> Reply:
+    """``PUT /rest/<c>/ID/<sub>/ID``."""
+    children = ctx.collection(collection).children(document_id, field)
+    return await op.update(request, ctx, children, child_id, "put")
+
+
+@patch(paths(CHILD))
+async def patch_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+                      document_id: Param, field: Param, child_id: Param) -> Reply:
+    """``PATCH /rest/<c>/ID/<sub>/ID``."""
+    children = ctx.collection(collection).children(document_id, field)
+    return await op.update(request, ctx, children, child_id, "patch")
+
+
+@delete(paths(CHILD), status_code=200)
+async def delete_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+                       document_id: Param, field: Param, child_id: Param) -> Reply:
+    """``DELETE /rest/<c>/ID/<sub>/ID`` (or ``.../*``)."""
+    children = ctx.collection(collection).children(document_id, field)
+    return await op.remove(request, ctx, children, child_id)
+
+
+@post(paths(CHILD))
+async def override_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+                         document_id: Param, field: Param, child_id: Param) -> Reply:
+    """``POST /rest/<c>/ID/<sub>/ID`` with ``X-HTTP-Method-Override``."""
+    children = ctx.collection(collection).children(document_id, field)
+    return await op.overridden(request, ctx, children, child_id)
+
+
+# ----------------------------------------------------------------------- metadata
+
+
+@get(paths(DATABASE_META))
+async def get_database_meta(request: HttpRequest, ctx: Ctx) -> Reply:
+    """``GET /rest/_meta``."""
+    return op.json_response(request, await database_meta(ctx))
+
+
+@get(paths(COLLECTION_META))
+async def get_collection_meta(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
+    """``GET /rest/<c>/_meta``."""
+    return op.json_response(request, await collection_meta(ctx, collection))
+
+
+@get("/health", include_in_schema=False)
+async def health() -> Reply:
+    """Liveness: answers without a key."""
+    return Response(b'{"status":"ok"}', media_type="application/json")
+
+
+ROUTE_HANDLERS: list[HTTPRouteHandler] = [
+    options,  # first: Litestar would otherwise add its own OPTIONS handler to each path
+    list_documents, create_documents,
+    get_document, put_document, patch_document, delete_document, override_document,
+    list_children, create_children,
+    get_child, put_child, patch_child, delete_child, override_child,
+    get_database_meta, get_collection_meta,
+]
+"""Every ``/rest`` handler; they need the ``ctx`` and ``docbase_server`` dependencies."""
