@@ -489,3 +489,4 @@ async def test_a_before_update_hook_raising_changes_nothing() -> None:
         with pytest.raises(Forbidden):
             await people.update(joe["_id"], {"name": "Jo"})
         assert await people.get(joe["_id"]) == joe
+
