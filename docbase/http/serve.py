@@ -1,0 +1,322 @@
+"""The bundled HTTPS server behind ``docbase serve``.
+
+:func:`run` prepares a :class:`~docbase.config.Deployment` in the parent process (data
+directory, certificate, a full-access key for every database that has none) and then
+hands it to Granian, which binds the port, forks the workers and stops them gracefully
+on SIGTERM/SIGINT (in-flight requests finish, for at most ``graceful_timeout``
+seconds). Each worker builds its own app with :func:`worker_app` from the deployment
+passed down in the environment, reading the database catalog afresh, so SIGHUP to the
+main process (which respawns the workers one by one) serves databases added meanwhile.
+
+Granian was chosen over uvicorn by measurement; ``docs/deploy.md`` has the figures.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import secrets
+import socket
+import sys
+from pathlib import Path
+from typing import Any, Protocol, TextIO
+
+import msgspec
+from granian import Granian
+from granian.constants import HTTPModes, Interfaces, SSLProtocols
+
+from docbase.config import (
+    PID_FILE,
+    PRIMARY,
+    Deployment,
+    admin_key_path,
+    ensure_data_dir,
+    write_secret,
+)
+from docbase.core import keys
+from docbase.core.database import Database
+from docbase.core.errors import ConfigurationError
+from docbase.core.registry import open_stores, scheme_of
+from docbase.core.server import Server
+from docbase.http.app import create_app
+from docbase.http.proxy import ForwardedHttpsOnly
+from docbase.http.tls import ensure_self_signed
+
+DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
+"""The environment variable that carries the deployment (JSON) to the workers."""
+ADMIN_KEY_ENV = "DOCBASE_ADMIN_KEY"
+"""A full-access key of the primary database, adopted at start (no ``admin.key`` then)."""
+
+
+class Runner(Protocol):
+    """A configured ASGI server."""
+
+    def serve(self) -> None:
+        """Serve until SIGTERM/SIGINT, then stop gracefully."""
+
+
+class Listener(msgspec.Struct, frozen=True):
+    """How the server listens: TLS files, or plain HTTP behind a proxy."""
+
+    certfile: str | None
+    keyfile: str | None
+    self_signed: bool = False
+    created: bool = False
+
+    @property
+    def tls(self) -> bool:
+        """Tell whether the port speaks TLS."""
+        return self.certfile is not None
+
+
+class AdminKey(msgspec.Struct, frozen=True):
+    """The outcome of bootstrapping one database's full-access key."""
+
+    database: str
+    source: str
+    """``"file"`` (written to ``path``), ``"env"`` (DOCBASE_ADMIN_KEY) or ``"existing"``."""
+    created: bool
+    path: str | None = None
+    warning: str | None = None
+
+
+def prepare_listener(deployment: Deployment) -> Listener:
+    """Return the TLS files to use, making a self-signed certificate when none is set.
+
+    Behind a proxy (``proxy_headers``) without certificate files, the port speaks
+    plain HTTP to the proxy.
+
+    Raises:
+        ConfigurationError: a configured certificate or key file is unreadable.
+
+    """
+    if deployment.certfile and deployment.keyfile:
+        for path in (deployment.certfile, deployment.keyfile):
+            if not os.access(path, os.R_OK):
+                raise ConfigurationError(f"cannot read TLS file {path}")
+        return Listener(deployment.certfile, deployment.keyfile)
+    if deployment.proxy_headers:
+        return Listener(None, None)
+    certfile, keyfile, created = ensure_self_signed(deployment.data_path, deployment.host)
+    return Listener(str(certfile), str(keyfile), self_signed=True, created=created)
+
+
+def build_database(deployment: Deployment, name: str, storage: str) -> Database:
+    """Build (not open) one database of the deployment."""
+    store, blobs = open_stores(storage)
+    return Database(store, blobs, name=name, limits=deployment.limits)
+
+
+async def ensure_admin_key(
+    database: Database, data_dir: Path, environ: dict[str, str] | None = None
+) -> AdminKey:
+    """Give ``database`` a full-access key if it has none yet (its first start).
+
+    For the primary database, ``DOCBASE_ADMIN_KEY`` (when set) is made a full-access key
+    on every start; otherwise a database without keys gets the key found in its admin
+    key file, or a new random one written there with mode 0600.
+    """
+    environ = dict(os.environ) if environ is None else environ
+    given = environ.get(ADMIN_KEY_ENV) if database.name == PRIMARY else None
+    if given:
+        key, created = await keys.ensure_key(database, given.strip(), description="admin")
+        warning = None
+        if key.revoked is not None:
+            warning = f"the key in {ADMIN_KEY_ENV} was revoked at {key.revoked}"
+        return AdminKey(database.name, "env", created, warning=warning)
+    if await keys.list_keys(database):
+        return AdminKey(database.name, "existing", created=False)
+    path = admin_key_path(data_dir, database.name)
+    raw = path.read_text().strip() if path.exists() else None
+    raw, _ = await keys.create_key(database, full_access=True, raw_key=raw, description="admin")
+    if not path.exists():
+        write_secret(path, raw + "\n")
+    return AdminKey(database.name, "file", created=True, path=str(path))
+
+
+async def bootstrap(deployment: Deployment) -> list[AdminKey]:
+    """Open every database once (creating it) and make sure each has a full-access key.
+
+    A database in memory lives in the worker, which adopts its key at start-up: here
+    the key is only chosen (and written to its file).
+    """
+    outcomes = []
+    for entry in deployment.all_databases():
+        if scheme_of(entry.storage) == "memory":
+            path = admin_key_path(deployment.data_path, entry.name)
+            if entry.name == PRIMARY and os.environ.get(ADMIN_KEY_ENV):
+                outcomes.append(AdminKey(entry.name, "env", created=True))
+            elif not path.exists():
+                write_secret(path, secrets.token_hex(20) + "\n")
+                outcomes.append(AdminKey(entry.name, "file", created=True, path=str(path)))
+            continue
+        async with build_database(deployment, entry.name, entry.storage) as database:
+            outcomes.append(await ensure_admin_key(database, deployment.data_path))
+    return outcomes
+
+
+def build_app(deployment: Deployment) -> Any:
+    """Build the ASGI app a worker serves: docbase, behind the proxy check if configured."""
+    entries = deployment.all_databases()
+    server = Server(
+        {entry.name: build_database(deployment, entry.name, entry.storage) for entry in entries},
+        default=deployment.default_database,
+        domain=deployment.domain,
+    )
+    in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
+
+    async def start() -> None:
+        await server.open()
+        for name in in_memory:  # nothing outlives the process: bootstrap here, not in run()
+            await ensure_admin_key(server.databases[name], deployment.data_path)
+
+    app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
+                          on_shutdown=[server.close])
+    if deployment.proxy_headers:
+        app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
+    return app
+
+
+def worker_app() -> Any:
+    """Build the app from the deployment in the environment (Granian's app factory)."""
+    deployment = msgspec.json.decode(os.environ[DEPLOYMENT_ENV], type=Deployment)
+    return build_app(deployment)
+
+
+def check(deployment: Deployment) -> None:
+    """Refuse deployments that cannot work before anything is started.
+
+    Raises:
+        ConfigurationError: e.g. the default database does not exist, the port is
+            taken, or in-memory storage would be shared by several workers.
+
+    """
+    deployment.database(deployment.default_database)
+    _check_port(deployment.host, deployment.port)
+    if deployment.workers > 1:
+        for entry in deployment.all_databases():
+            if scheme_of(entry.storage) == "memory":
+                raise ConfigurationError(
+                    f"database {entry.name!r} is in memory: with workers > 1 each worker "
+                    "would hold different data; use SQLite or PostgreSQL storage"
+                )
+
+
+def _check_port(host: str, port: int) -> None:
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    with socket.socket(family, socket.SOCK_STREAM) as probe:
+        probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            probe.bind((host, port))
+        except OSError as exc:
+            raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+
+
+def base_url(deployment: Deployment, listener: Listener) -> str:
+    """Return the URL a client on this machine reaches the server at."""
+    host = deployment.host
+    if host in ("", "0.0.0.0", "::"):
+        host = "127.0.0.1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"{'https' if listener.tls else 'http'}://{host}:{deployment.port}"
+
+
+def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) -> str:
+    """Describe the running server and show how to call it with its full-access key."""
+    url = base_url(deployment, listener)
+    names = ", ".join(entry.name for entry in deployment.all_databases())
+    lines = [f"docbase: serving {url} (databases: {names}; workers: {deployment.workers})"]
+    curl = "curl"
+    if listener.self_signed:
+        made = "created now" if listener.created else "self-signed"
+        lines.append(f"docbase: TLS certificate {_shown(listener.certfile)} ({made})")
+        curl = f"curl --cacert {_shown(listener.certfile)}"
+    elif not listener.tls:
+        lines.append("docbase: plain HTTP for a TLS-terminating proxy at "
+                     f"{', '.join(deployment.trusted_proxies)} (X-Forwarded-Proto: https)")
+        curl = "curl -H 'X-Forwarded-Proto: https'"
+    header = None
+    for outcome in admin:
+        if outcome.warning:
+            lines.append(f"docbase: warning: {outcome.warning}")
+        if outcome.database != PRIMARY:
+            if outcome.created:
+                lines.append(f"docbase: database {outcome.database!r}: full-access key "
+                             f"written to {_shown(outcome.path)}")
+            continue
+        if outcome.source == "env":
+            state = "created" if outcome.created else "present"
+            lines.append(f"docbase: full-access key from ${ADMIN_KEY_ENV} ({state})")
+            header = f'"x-apikey: ${ADMIN_KEY_ENV}"'
+        elif outcome.source == "file":
+            lines.append("docbase: created a full-access API key, written to "
+                         f"{_shown(outcome.path)} (mode 0600)")
+            header = f'"x-apikey: $(cat {_shown(outcome.path)})"'
+    path = admin_key_path(deployment.data_path, PRIMARY)
+    if header is None and path.exists():
+        header = f'"x-apikey: $(cat {_shown(str(path))})"'
+    if header is not None:
+        base = "" if deployment.default_database == PRIMARY else f"/db/{PRIMARY}"
+        lines.append("docbase: try it:")
+        lines.append(f"  {curl} -H {header} {url}{base}/rest/people")
+    return "\n".join(lines)
+
+
+def _shown(path: str | None) -> str:
+    if path is None:
+        return ""
+    try:
+        return str(Path(path).relative_to(Path.cwd()))
+    except ValueError:
+        return path
+
+
+def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
+    """Prepare the deployment and serve it until SIGTERM/SIGINT (blocking).
+
+    Raises:
+        ConfigurationError: the deployment cannot be served; the message says why.
+
+    """
+    out = out or sys.stdout
+    check(deployment)
+    ensure_data_dir(deployment.data_path)
+    listener = prepare_listener(deployment)
+    admin = asyncio.run(bootstrap(deployment))
+    print(banner(deployment, listener, admin), file=out, flush=True)
+    os.environ[DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
+    granian(WORKER_APP, deployment, listener, pid_file=deployment.data_path / PID_FILE).serve()
+
+
+WORKER_APP = "docbase.http.serve:worker_app"
+"""Import path of the app factory every worker calls."""
+
+
+def granian(
+    target: str, deployment: Deployment, listener: Listener, *, pid_file: Path | None = None
+) -> Runner:
+    """Configure Granian as ``docbase serve`` runs it (the benchmarks reuse this).
+
+    ``target`` is the import path of an ASGI app factory; TLS 1.2 or later when the
+    listener has certificate files; HTTP/1.1, and HTTP/2 for clients that offer it.
+    """
+    runner: Runner = Granian(
+        target,
+        factory=True,
+        interface=Interfaces.ASGI,
+        address=deployment.host,
+        port=deployment.port,
+        workers=deployment.workers,
+        http=HTTPModes.auto,
+        websockets=False,
+        ssl_cert=Path(listener.certfile) if listener.certfile else None,
+        ssl_key=Path(listener.keyfile) if listener.keyfile else None,
+        ssl_protocol_min=SSLProtocols.tls12,
+        workers_kill_timeout=math.ceil(deployment.graceful_timeout),
+        respawn_failed_workers=True,
+        pid_file=pid_file,
+        log_access=False,
+    )
+    return runner

@@ -1,0 +1,172 @@
+"""Start the real ``docbase serve`` as a subprocess over TLS on loopback (no tests here).
+
+Used by ``test_serve*.py`` and ``test_readme*.py``: :func:`start_server` runs the
+installed console script (or ``python -m docbase.cli``) in a temporary working
+directory and waits until ``GET /health`` answers over TLS with the server's own
+certificate.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import ssl
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+START_TIMEOUT = 30.0
+
+
+def docbase_command() -> list[str]:
+    """The ``docbase`` console script next to this interpreter, else ``python -m``."""
+    script = Path(sys.executable).parent / "docbase"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "docbase.cli"]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port: int = sock.getsockname()[1]
+        return port
+
+
+def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None,
+            check: bool = True) -> subprocess.CompletedProcess[str]:
+    """Run ``docbase ARGS`` to completion."""
+    result = subprocess.run([*docbase_command(), *args], cwd=cwd, capture_output=True,
+                            text=True, env=env or child_env(), timeout=60, check=False)
+    if check and result.returncode != 0:
+        raise AssertionError(f"docbase {' '.join(args)} exited {result.returncode}:\n"
+                             f"{result.stdout}\n{result.stderr}")
+    return result
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if k != "DOCBASE_ADMIN_KEY"}
+    env.update(extra)
+    return env
+
+
+class Served:
+    """A running ``docbase serve`` process and a client that trusts its certificate."""
+
+    def __init__(self, process: subprocess.Popen[bytes], cwd: Path, data_dir: Path,
+                 port: int, log: Path, scheme: str = "https") -> None:
+        self.process = process
+        self.cwd = cwd
+        self.data_dir = data_dir
+        self.port = port
+        self.log = log
+        self.url = f"{scheme}://127.0.0.1:{port}"
+        self._client: httpx.Client | None = None
+
+    @property
+    def admin_key(self) -> str:
+        return (self.data_dir / "admin.key").read_text().strip()
+
+    def ssl_context(self) -> ssl.SSLContext:
+        return ssl.create_default_context(cafile=str(self.data_dir / "cert.pem"))
+
+    @property
+    def client(self) -> httpx.Client:
+        if self._client is None:
+            verify: Any = self.ssl_context() if self.url.startswith("https") else True
+            self._client = httpx.Client(base_url=self.url, verify=verify, timeout=10)
+        return self._client
+
+    def request(self, method: str, path: str, key: str | None = None,
+                **kwargs: Any) -> httpx.Response:
+        headers = dict(kwargs.pop("headers", {}))
+        if key is not None:
+            headers["x-apikey"] = key
+        return self.client.request(method, path, headers=headers, **kwargs)
+
+    def output(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def stop(self, sig: int = signal.SIGTERM, timeout: float = 20) -> int:
+        if self._client is not None:
+            self._client.close()
+            self._client = None
+        if self.process.poll() is None:
+            self.process.send_signal(sig)
+            try:
+                self.process.wait(timeout)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait(5)
+                raise AssertionError(f"server did not stop within {timeout}s:\n"
+                                     f"{self.output()}") from None
+        return self.process.returncode
+
+
+def launch(cwd: Path, *args: str, env: dict[str, str] | None = None,
+           port: int | None = None, data_dir: Path | None = None,
+           scheme: str = "https", wait: bool = True) -> Served:
+    """Start ``docbase serve ARGS --port P`` in ``cwd``; wait for /health unless told not.
+
+    Without a given port, a free one is picked, and picked again should another process
+    take it first (other test runs share the machine).
+    """
+    for _attempt in range(3 if port is None else 1):
+        served = _start(cwd, args, env, port or free_port(), data_dir, scheme)
+        if not wait:
+            return served
+        try:
+            wait_ready(served)
+        except PortTaken:
+            continue
+        return served
+    raise AssertionError(f"no free port for docbase serve:\n{served.output()}")
+
+
+class PortTaken(AssertionError):
+    """The server could not listen: another process took the port first."""
+
+
+def _start(cwd: Path, args: tuple[str, ...], env: dict[str, str] | None, port: int,
+           data_dir: Path | None, scheme: str) -> Served:
+    log = cwd / f"serve-{port}-{time.monotonic_ns()}.log"
+    with log.open("wb") as out:
+        process = subprocess.Popen(
+            [*docbase_command(), "serve", "--port", str(port), *args],
+            cwd=cwd, env=env or child_env(), stdout=out, stderr=subprocess.STDOUT,
+        )
+    return Served(process, cwd, data_dir or cwd / "docbase-data", port, log, scheme)
+
+
+def wait_ready(served: Served, timeout: float = START_TIMEOUT) -> None:
+    """Wait until this server (its log says it listens) answers ``GET /health``."""
+    deadline = time.monotonic() + timeout
+    listening = f"Listening at: {served.url}"
+    while time.monotonic() < deadline:
+        if served.process.poll() is not None:
+            output = served.output()
+            if "cannot listen on" in output:
+                raise PortTaken(output)
+            raise AssertionError(f"docbase serve exited {served.process.returncode}:\n"
+                                 f"{output}")
+        if listening in served.output():
+            with contextlib.suppress(httpx.TransportError, ssl.SSLError, OSError):
+                if served.request("GET", "/health").status_code == 200:
+                    return
+        time.sleep(0.1)
+    served.stop(signal.SIGKILL)
+    raise AssertionError(f"docbase serve not ready within {timeout}s:\n{served.output()}")
+
+
+@contextlib.contextmanager
+def serving(cwd: Path, *args: str, **kwargs: Any) -> Iterator[Served]:
+    served = launch(cwd, *args, **kwargs)
+    try:
+        yield served
+    finally:
+        served.stop()
