@@ -1,0 +1,226 @@
+"""One engine shared by the document and blob stores: how work runs, layout, table names.
+
+Every store operation is a plain function of a synchronous SQLAlchemy ``Connection``
+(its *work*), run in one transaction by :meth:`SqlBackend.run`:
+
+- on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (PostgreSQL with asyncpg, or any
+  engine a caller hands in) through ``AsyncConnection.run_sync``;
+- on a synchronous :class:`~sqlalchemy.Engine` (what ``from_url`` builds for SQLite) in
+  a worker thread, so that a whole operation costs one hop between the event loop and a
+  thread rather than several per statement.
+
+A write transaction holds the write lock from its first statement (SQLite ``BEGIN
+IMMEDIATE``; PostgreSQL rows are locked with ``SELECT ... FOR UPDATE``), so a
+read-modify-write never loses a concurrent change. Reads run without ``BEGIN``/``COMMIT``.
+An in-memory SQLite database is one connection, so its operations take turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import weakref
+from collections.abc import AsyncIterator, Callable
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy import event
+from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.ext.asyncio import AsyncEngine
+from sqlalchemy.pool import StaticPool
+
+from docbase.adapters.sql import schema, sqlite_functions
+from docbase.adapters.sql.dialects import Dialect
+from docbase.adapters.sql.errors import MissingTable, translate_errors
+from docbase.adapters.sql.postgresql_dialect import PostgresDialect
+from docbase.adapters.sql.sqlite_dialect import SqliteDialect
+from docbase.core.errors import ConfigurationError
+
+T = TypeVar("T")
+Work = Callable[[sa.Connection], T]
+AnyEngine = AsyncEngine | sa.Engine
+
+_BUSY_TIMEOUT_MS = 30_000
+_THREADS = 16  # at least the connection pool's size plus overflow (5 + 10)
+_backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
+
+
+def _prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
+    @event.listens_for(engine, "connect")
+    def connect(dbapi_connection: Any, _record: Any) -> None:
+        # the driver must not open transactions itself: "begin" below does
+        dbapi_connection.isolation_level = None
+        sqlite_functions.register(dbapi_connection)
+        cursor = dbapi_connection.cursor()
+        cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        if not in_memory:
+            cursor.execute("PRAGMA journal_mode = WAL")
+            cursor.execute("PRAGMA synchronous = NORMAL")
+        cursor.close()
+
+    @event.listens_for(engine, "begin")
+    def begin(connection: sa.Connection) -> None:
+        options = connection.get_execution_options()
+        if options.get("docbase_read"):
+            return  # each read statement is its own transaction
+        connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get("docbase_write") else "BEGIN")
+
+
+def _prepare_postgresql(engine: sa.Engine) -> None:
+    @event.listens_for(engine, "connect")
+    def connect(dbapi_connection: Any, _record: Any) -> None:
+        # the planner's estimates for JSON set-returning functions are huge, which
+        # makes PostgreSQL JIT-compile tiny queries for seconds; plain execution is fast
+        cursor = dbapi_connection.cursor()
+        cursor.execute("SET jit = off")
+        cursor.close()
+
+
+def dialect_for(name: str) -> Dialect:
+    """Return the :class:`Dialect` for an SQLAlchemy dialect name.
+
+    Raises:
+        ConfigurationError: the adapter does not support that database.
+
+    """
+    if name == "sqlite":
+        return SqliteDialect()
+    if name == "postgresql":
+        return PostgresDialect()
+    raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
+
+
+class SqlBackend:
+    """The engine, its dialect, the layout check and the collection-name cache."""
+
+    def __init__(self, engine: AnyEngine) -> None:
+        self.engine = engine
+        sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
+        self.dialect = dialect_for(sync_engine.dialect.name)
+        self._serial = asyncio.Lock() if isinstance(sync_engine.pool, StaticPool) else None
+        self._tables: dict[str, int] = {}
+        self._ready = False
+        # its own threads: writers waiting for SQLite's lock never starve other work
+        self._threads: ThreadPoolExecutor | None = None
+        if self.dialect.name == "sqlite":
+            _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
+        else:
+            _prepare_postgresql(sync_engine)
+
+    @classmethod
+    def for_engine(cls, engine: AnyEngine) -> SqlBackend:
+        """Return the backend of ``engine``, shared by every store built on it."""
+        backend = _backends.get(engine)
+        if backend is None:
+            backend = _backends[engine] = cls(engine)
+        return backend
+
+    async def open(self) -> None:
+        """Create or migrate the layout (once per backend)."""
+        if not self._ready:
+            await self._run(lambda conn: schema.migrate(conn, self.dialect), write=True)
+            self._ready = True
+
+    async def close(self) -> None:
+        """Release the engine's connections."""
+        if isinstance(self.engine, AsyncEngine):
+            await self.engine.dispose()
+            return
+        if self._threads is not None:
+            self._threads.shutdown(wait=False)
+            self._threads = None
+        self.engine.dispose()
+
+    async def run(self, work: Work[T], *, write: bool) -> T:
+        """Run ``work`` in one transaction; retry once if a cached table was dropped.
+
+        A write transaction commits on success and rolls back on error; a read
+        autocommits each statement. Driver errors come out as docbase errors.
+        """
+        await self.open()
+        try:
+            return await self._run(work, write=write)
+        except MissingTable:
+            self._tables.clear()
+        return await self._run(work, write=write)
+
+    async def _run(self, work: Work[T], *, write: bool) -> T:
+        async with self._turn():
+            with translate_errors():
+                if isinstance(self.engine, AsyncEngine):
+                    async with self.engine.connect() as connection:
+                        options = {"docbase_write": True} if write else self.dialect.read_options
+                        conn = await connection.execution_options(**options)
+                        if not write:
+                            return await conn.run_sync(work)
+                        async with conn.begin():
+                            return await conn.run_sync(work)
+                if self._threads is None:
+                    self._threads = ThreadPoolExecutor(_THREADS, thread_name_prefix="docbase-sql")
+                return await asyncio.get_running_loop().run_in_executor(
+                    self._threads, self._run_in_thread, work, write)
+
+    def _run_in_thread(self, work: Work[T], write: bool) -> T:
+        assert isinstance(self.engine, sa.Engine)
+        with self.engine.connect() as conn:
+            if not write:
+                return work(conn.execution_options(**self.dialect.read_options))
+            with conn.execution_options(docbase_write=True).begin():
+                return work(conn)
+
+    @contextlib.asynccontextmanager
+    async def _turn(self) -> AsyncIterator[None]:
+        if self._serial is None:
+            yield
+        else:
+            async with self._serial:
+                yield
+
+    def table(self, conn: sa.Connection, collection: str,
+              *, create: bool = False) -> sa.TableClause | None:
+        """Return the table of ``collection`` (created with ``create``), or None."""
+        number = self.number(conn, collection, create=create)
+        return None if number is None else self.table_clause(number)
+
+    def number(self, conn: sa.Connection, collection: str,
+               *, create: bool = False, cached: bool = True) -> int | None:
+        """Return the number of ``collection``'s table (created with ``create``), or None."""
+        number = self._tables.get(collection) if cached else None
+        if number is None:
+            number = self._lookup(conn, collection)
+            if number is None:
+                if not create:
+                    return None
+                number = self._create(conn, collection)
+            self._tables[collection] = number
+        return number
+
+    def table_clause(self, number: int) -> sa.TableClause:
+        """Return the query view of collection table ``number``."""
+        return schema.collection_table(number, self.dialect)
+
+    def forget(self, collection: str) -> None:
+        """Drop ``collection`` from the name cache (it was dropped)."""
+        self._tables.pop(collection, None)
+
+    def _lookup(self, conn: sa.Connection, collection: str) -> int | None:
+        registry = schema.collections
+        number = conn.execute(sa.select(registry.c.id)
+                              .where(registry.c.name == collection)).scalar()
+        return None if number is None else int(number)
+
+    def _create(self, conn: sa.Connection, collection: str) -> int:
+        insert = postgresql.insert if self.dialect.name == "postgresql" else sqlite.insert
+        conn.execute(insert(schema.collections).values(name=collection)
+                     .on_conflict_do_nothing(index_elements=["name"]))
+        number = self._lookup(conn, collection)
+        assert number is not None
+        schema.collection_ddl(number, self.dialect).create(conn, checkfirst=True)
+        return number
+
+    def collection_numbers(self, conn: sa.Connection) -> dict[str, int]:
+        """Return every registered collection name with its table number."""
+        registry = schema.collections
+        rows = conn.execute(sa.select(registry.c.name, registry.c.id))
+        return {name: int(number) for name, number in rows}

@@ -1,0 +1,129 @@
+"""A :class:`~docbase.core.ports.BlobStore` on SQL: fixed-size chunks, streamed both ways.
+
+Each upload writes its chunks under a fresh ``blob_id`` in short transactions as the
+bytes arrive (never the whole file in memory, never a write lock held while waiting for
+the client), then swaps the blob's row to the new ``blob_id`` and deletes the old
+chunks in one transaction, so readers see the old or the new content, never a mix.
+Reads fetch only the chunks that overlap the requested range, one at a time.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import AsyncIterable, AsyncIterator
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from docbase.adapters.sql.backend import AnyEngine, SqlBackend
+from docbase.adapters.sql.schema import blob_chunks, blobs
+from docbase.core.errors import NotFound
+from docbase.core.ports import BlobInfo
+
+CHUNK_SIZE = 256 * 1024
+
+
+class SqlBlobStore:
+    """Blobs in ``docbase_blobs`` (one row each) and ``docbase_blob_chunks``."""
+
+    def __init__(self, engine: AnyEngine, *, chunk_size: int = CHUNK_SIZE) -> None:
+        self.backend = SqlBackend.for_engine(engine)
+        self.chunk_size = chunk_size
+
+    async def _write_chunk(self, blob_id: str, seq: int, data: bytes) -> None:
+        def work(conn: sa.Connection) -> None:
+            conn.execute(sa.insert(blob_chunks).values(blob_id=blob_id, seq=seq, data=data))
+
+        await self.backend.run(work, write=True)
+
+    async def put(self, key: str, chunks: AsyncIterable[bytes], content_type: str) -> BlobInfo:
+        """Store the chunks under a fresh blob id, then switch ``key`` over to it."""
+        blob_id = uuid.uuid4().hex
+        pending = bytearray()
+        size = seq = 0
+        try:
+            async for chunk in chunks:
+                pending += chunk
+                size += len(chunk)
+                while len(pending) >= self.chunk_size:
+                    await self._write_chunk(blob_id, seq, bytes(pending[:self.chunk_size]))
+                    del pending[:self.chunk_size]
+                    seq += 1
+            if pending or seq == 0:
+                await self._write_chunk(blob_id, seq, bytes(pending))
+            await self.backend.run(
+                lambda conn: self._publish(conn, key, blob_id, size, content_type), write=True)
+        except BaseException:
+            await self.backend.run(lambda conn: self._discard(conn, blob_id), write=True)
+            raise
+        return BlobInfo(key, size, content_type)
+
+    def _publish(self, conn: sa.Connection, key: str, blob_id: str, size: int,
+                       content_type: str) -> None:
+        old = conn.execute(sa.select(blobs.c.blob_id).where(blobs.c.key == key)).scalar()
+        insert = postgresql.insert if self.backend.dialect.name == "postgresql" else sqlite.insert
+        row = {"blob_id": blob_id, "size": size, "content_type": content_type,
+               "chunk_size": self.chunk_size}
+        conn.execute(insert(blobs).values(key=key, **row)
+                           .on_conflict_do_update(index_elements=["key"], set_=row))
+        if old is not None:
+            self._discard(conn, old)
+
+    def _discard(self, conn: sa.Connection, blob_id: str) -> None:
+        conn.execute(sa.delete(blob_chunks).where(blob_chunks.c.blob_id == blob_id))
+
+    async def _row(self, key: str) -> tuple[str, int, str, int]:
+        def work(conn: sa.Connection) -> tuple[str, int, str, int] | None:
+            found = conn.execute(sa.select(blobs.c.blob_id, blobs.c.size,
+                                                 blobs.c.content_type, blobs.c.chunk_size)
+                                       .where(blobs.c.key == key))
+            row = found.first()
+            return None if row is None else (str(row[0]), int(row[1]), str(row[2]), int(row[3]))
+
+        row = await self.backend.run(work, write=False)
+        if row is None:
+            raise NotFound(f"no blob {key!r}")
+        return row
+
+    async def stat(self, key: str) -> BlobInfo:
+        """Describe a blob; raise NotFound when absent."""
+        _blob_id, size, content_type, _chunk_size = await self._row(key)
+        return BlobInfo(key, size, content_type)
+
+    async def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        """Stream the bytes ``start`` to ``end``, one stored chunk at a time."""
+        blob_id, size, _content_type, chunk_size = await self._row(key)
+        stop = size if end is None else min(end, size)
+        position = max(start, 0)
+        while position < stop:
+            seq, offset = divmod(position, chunk_size)
+            data = await self._chunk(key, blob_id, seq)
+            piece = data[offset:min(len(data), offset + stop - position)]
+            if not piece:
+                raise NotFound(f"blob {key!r} was replaced or deleted while being read")
+            yield piece
+            position += len(piece)
+
+    async def _chunk(self, key: str, blob_id: str, seq: int) -> bytes:
+        def work(conn: sa.Connection) -> bytes | None:
+            found = conn.execute(sa.select(blob_chunks.c.data).where(
+                blob_chunks.c.blob_id == blob_id, blob_chunks.c.seq == seq))
+            return found.scalar()
+
+        data = await self.backend.run(work, write=False)
+        if data is None:
+            raise NotFound(f"blob {key!r} was replaced or deleted while being read")
+        return bytes(data)
+
+    async def delete(self, key: str) -> bool:
+        """Delete a blob and its chunks; return whether it existed."""
+        def work(conn: sa.Connection) -> bool:
+            gone = conn.execute(sa.delete(blobs).where(blobs.c.key == key)
+                                      .returning(blobs.c.blob_id))
+            blob_id = gone.scalar()
+            if blob_id is None:
+                return False
+            self._discard(conn, blob_id)
+            return True
+
+        return await self.backend.run(work, write=True)

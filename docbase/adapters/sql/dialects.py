@@ -1,0 +1,120 @@
+"""What differs between SQLite and PostgreSQL: the :class:`Dialect` interface.
+
+The store and the query compiler are written once against :class:`Dialect`; each
+database declares its storage types and capabilities and answers the few questions
+whose SQL differs (how to walk a path through arrays, list array elements, write an
+order key as a literal, search text, insert many rows). The answers live in
+:mod:`.sqlite_dialect` and :mod:`.postgresql_dialect`, one small class each.
+"""
+
+from __future__ import annotations
+
+import abc
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import sqlalchemy as sa
+
+from docbase.adapters.sql.keys import RANKS
+from docbase.adapters.sql.values import Condition, Expr, JsonValue
+from docbase.core.ordering import TypeClass
+from docbase.core.query import JSON, Path
+
+COLUMNS = ("id", "body", "parent_id", "version", "created", "changed", "search")
+"""The columns of a collection row, in the order of :data:`Row`."""
+
+Row = tuple[str, str, str | None, int, str | None, str | None, str]
+"""A collection row: id, body and search as JSON text, parent id, version, timestamps."""
+
+RowKind = Literal["values", "reached", "items"]
+"""Which rows of a path: its values, those plus array elements, or elements for arrays."""
+
+
+
+class Dialect(abc.ABC):
+    """The SQL that differs per database; one instance per engine."""
+
+    name: str
+    body_type: Any
+    search_type: Any
+    supports_row_locks: bool
+    unique_index_serves_queries: bool
+    """Whether the unique index of a path is the very index that queries use."""
+    read_options: dict[str, Any]
+    """Execution options of read-only connections (no BEGIN/COMMIT round trips)."""
+    null_key: str | None
+    """The order key of null/missing as an SQL value (``None``: SQL NULL)."""
+
+    @abc.abstractmethod
+    def root(self, table: sa.TableClause, *, exact: bool) -> JsonValue:
+        """Return the stored document; ``exact`` asks for the column keeping key order."""
+
+    @abc.abstractmethod
+    def path_rows(self, value: JsonValue, path: Path, kind: RowKind,
+                  name: str) -> tuple[sa.FromClause, JsonValue]:
+        """List the rows of ``path`` walked from ``value``: a FROM item and its value."""
+
+    @abc.abstractmethod
+    def elements(self, value: JsonValue, name: str) -> tuple[sa.FromClause, JsonValue]:
+        """List the elements of ``value`` when it is an array: a FROM item and its value."""
+
+    @abc.abstractmethod
+    def literal_key(self, value: JSON) -> Any:
+        """Return the order key of a Python value, as a bind value comparable to keys."""
+
+    @abc.abstractmethod
+    def regex(self, text: Expr, pattern: str, options: str) -> Condition:
+        """Test that ``text`` matches ``pattern`` exactly as Python's ``re.search`` does."""
+
+    @abc.abstractmethod
+    def text_search(self, search: Expr, needle: str, name: str) -> Condition:
+        """Test that a lower-cased string of the ``search`` column contains ``needle``."""
+
+    @abc.abstractmethod
+    def fanout_index(self, value: JsonValue, path: Path) -> Expr:
+        """Return the indexable expression behind :meth:`fanout`."""
+
+    @abc.abstractmethod
+    def fanout(self, value: JsonValue, path: Path) -> Condition:
+        """Test that walking ``path`` meets an array (at any step, or at its end)."""
+
+    @abc.abstractmethod
+    def key_is_null(self, key: Expr) -> Condition:
+        """Test that a key is the key of null or missing."""
+
+    @abc.abstractmethod
+    def order(self, key: Expr) -> Expr:
+        """Prepare a key expression for ORDER BY and comparisons."""
+
+    @abc.abstractmethod
+    def json_text(self, value: JsonValue) -> Expr:
+        """Return the value as JSON text (for results computed in SQL)."""
+
+    @abc.abstractmethod
+    def body_text(self, body: Expr) -> Expr:
+        """Return the stored document as JSON text (never decoded by the driver)."""
+
+    @abc.abstractmethod
+    def unique_key(self, value: JsonValue) -> Expr:
+        """Return what a unique index on a path holds: the key, NULL for null/missing."""
+
+    @abc.abstractmethod
+    def json_param(self, name: str) -> Expr:
+        """Return the bind parameter of a document's JSON text in INSERT and UPDATE."""
+
+    @abc.abstractmethod
+    def search_param(self, name: str) -> Expr:
+        """Return the bind parameter of the ``search`` column (a JSON array as text)."""
+
+    @abc.abstractmethod
+    def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
+        """Build one INSERT of many rows, with few parameters (fast for big batches)."""
+
+    def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
+        """Return keys ``(low, high)``: a key of class ``cls`` is ``>= low``, ``< high``."""
+        return RANKS[cls], chr(ord(RANKS[cls]) + 1)
+
+    def prefixes(self, value: JsonValue, path: Path) -> list[JsonValue]:
+        """Return the values at each prefix of ``path`` (the value itself if empty)."""
+        steps = [value.walk(path[:i]) for i in range(1, len(path) + 1)]
+        return steps or [value]

@@ -1,0 +1,70 @@
+"""Storage URLs to SQLAlchemy async engines, and the ``from_url`` factory."""
+
+from __future__ import annotations
+
+import importlib.util
+
+import sqlalchemy as sa
+from sqlalchemy.engine import make_url
+from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
+from sqlalchemy.pool import StaticPool
+
+from docbase.adapters.sql.blobs import SqlBlobStore
+from docbase.adapters.sql.store import SqlDocumentStore
+from docbase.core.errors import ConfigurationError, MissingDependencyError
+
+
+def create_engine(url: str) -> AsyncEngine | sa.Engine:
+    """Create an engine for ``sqlite:///path.db``, ``sqlite://`` or ``postgresql://...``.
+
+    PostgreSQL gets an asyncpg :class:`AsyncEngine` (``?schema=name`` sets the search
+    path, ``?pool_pre_ping=true`` pings pooled connections before use). SQLite gets a
+    synchronous engine that the stores drive from worker threads, one hop per operation
+    (an ``AsyncEngine`` with aiosqlite works too, at several hops per operation).
+
+    Raises:
+        ConfigurationError: the scheme is not SQLite or PostgreSQL.
+        MissingDependencyError: asyncpg is not installed (PostgreSQL).
+
+    """
+    scheme = url.partition("://")[0].lower().partition("+")[0]
+    if scheme == "sqlite":
+        return _sqlite(url)
+    if scheme in ("postgresql", "postgres"):
+        return _postgresql(url)
+    raise ConfigurationError(f"the SQL adapter does not handle {url.partition('://')[0]!r} URLs")
+
+
+def _sqlite(url: str) -> sa.Engine:
+    parsed = make_url(url)
+    threads = {"check_same_thread": False}  # connections move between worker threads
+    if parsed.database in (None, "", ":memory:"):
+        # one connection holds the in-memory database; the backend serialises its use
+        return sa.create_engine("sqlite+pysqlite://", poolclass=StaticPool,
+                                connect_args=threads)
+    return sa.create_engine(parsed.set(drivername="sqlite+pysqlite"),
+                            connect_args={**threads, "timeout": 30})
+
+
+def _postgresql(url: str) -> AsyncEngine:
+    if importlib.util.find_spec("asyncpg") is None:
+        raise MissingDependencyError("asyncpg", extra="postgresql")
+    parsed = make_url(url.replace("postgres://", "postgresql://", 1) if url.startswith(
+        "postgres://") else url)
+    query = dict(parsed.query)
+    schema = query.pop("schema", None)
+    pre_ping = query.pop("pool_pre_ping", "false")
+    connect_args: dict[str, object] = {}
+    if isinstance(schema, str):
+        connect_args["server_settings"] = {"search_path": schema}
+    # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
+    # then discards every pooled connection of that age; pre-ping costs a round trip
+    return create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),
+                               pool_pre_ping=pre_ping in ("true", "1", "yes"),
+                               connect_args=connect_args)
+
+
+def from_url(url: str) -> tuple[SqlDocumentStore, SqlBlobStore]:
+    """Build (not yet open) the document and blob stores of a storage URL."""
+    engine = create_engine(url)
+    return SqlDocumentStore(engine, owns_engine=True), SqlBlobStore(engine)

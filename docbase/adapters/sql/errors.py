@@ -1,0 +1,53 @@
+"""Driver errors translated into docbase's errors, in this one place.
+
+=====================================  ===========================================
+driver error                           docbase error
+=====================================  ===========================================
+integrity (duplicate key, unique)      :class:`~docbase.core.errors.Conflict`
+PostgreSQL data exception (class 22):  :class:`~docbase.core.errors.InvalidQuery`
+U+0000 in text, bad regex, overflow
+a collection table dropped elsewhere   :class:`MissingTable` (the caller retries)
+anything else, lost connections too    :class:`~docbase.core.errors.BackendError`
+=====================================  ===========================================
+
+A connection that failed is invalidated by SQLAlchemy (and pools ping before use), so
+the next call gets a fresh one.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterator
+
+from sqlalchemy import exc as sa_exc
+
+from docbase.core.errors import BackendError, Conflict, DocbaseError, InvalidQuery
+
+
+class MissingTable(BackendError):
+    """A cached collection table no longer exists (dropped by another process)."""
+
+
+def _sqlstate(error: sa_exc.DBAPIError) -> str:
+    code = getattr(error.orig, "sqlstate", None) or getattr(error.orig, "pgcode", None)
+    return code if isinstance(code, str) else ""
+
+
+@contextlib.contextmanager
+def translate_errors() -> Iterator[None]:
+    """Re-raise driver and connection errors as docbase errors (``from`` the cause)."""
+    try:
+        yield
+    except DocbaseError:
+        raise
+    except sa_exc.IntegrityError as exc:
+        raise Conflict(f"the write conflicts with stored data: {exc.orig}") from exc
+    except sa_exc.DBAPIError as exc:
+        state = _sqlstate(exc)
+        if state.startswith("22"):
+            raise InvalidQuery(f"the database refused a value: {exc.orig}") from exc
+        if state == "42P01" or "no such table" in str(exc.orig):
+            raise MissingTable(f"a collection table is gone: {exc.orig}") from exc
+        raise BackendError(f"database error: {exc.orig}") from exc
+    except (sa_exc.SQLAlchemyError, OSError, TimeoutError) as exc:
+        raise BackendError(f"database unavailable: {exc}") from exc

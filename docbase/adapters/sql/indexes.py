@@ -1,0 +1,88 @@
+"""Expression indexes on document paths, dropping collections, and query plans.
+
+``ensure_index(collection, path)`` creates two indexes on the collection table: one on
+the order key of the value at the path (what equality and range conditions compare,
+see :mod:`.compiler`) and one on whether walking the path meets an array (the other
+branch of every condition). A unique index holds the key too, but NULL for null and
+missing values, so that those are not constrained; on PostgreSQL it is built from the
+``json`` column so that objects differing only in key order stay distinct.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+
+from docbase.adapters.sql import schema
+from docbase.adapters.sql.backend import SqlBackend
+from docbase.adapters.sql.dialects import Dialect
+from docbase.core.query import Path
+
+_encode = msgspec.json.Encoder().encode
+
+
+def _create(conn: sa.Connection, table: sa.Table, name: str, expression: Any,
+            *, unique: bool = False) -> None:
+    # an index on expressions only cannot find its table by itself
+    sa.Index(name, expression, unique=unique, _table=table).create(conn, checkfirst=False)
+
+
+def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
+                       path: Path, *, unique: bool) -> None:
+    """Create the indexes of ``path`` unless they exist; make them unique if asked."""
+    dialect = backend.dialect
+    number = backend.number(conn, collection, create=True)
+    assert number is not None
+    registry = schema.indexes
+    path_json = _encode(list(path)).decode()
+    found = conn.execute(sa.select(registry.c.id, registry.c.is_unique).where(
+        registry.c.collection_id == number, registry.c.path == path_json)).first()
+    if found is not None and (found.is_unique or not unique):
+        return
+    table = schema.collection_ddl(number, dialect)
+    fast = dialect.root(table, exact=False)
+    if found is None:
+        inserted = conn.execute(sa.insert(registry).values(
+            collection_id=number, path=path_json, is_unique=unique).returning(registry.c.id))
+        index_id = int(inserted.scalar_one())
+        _create(conn, table, f"{table.name}_f{index_id}", dialect.fanout_index(fast, path))
+        if not (unique and dialect.unique_index_serves_queries):
+            _create(conn, table, f"{table.name}_k{index_id}",
+                          dialect.order(fast.walk(path).key()))
+    else:
+        index_id = int(found.id)
+        conn.execute(sa.update(registry).where(registry.c.id == index_id)
+                           .values(is_unique=True))
+    if unique:
+        exact = dialect.root(table, exact=True).walk(path)
+        _create(conn, table, f"{table.name}_u{index_id}", dialect.unique_key(exact),
+                      unique=True)
+        if found is not None and dialect.unique_index_serves_queries:
+            conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
+    if dialect.name == "postgresql":
+        conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+
+
+def drop_collection(conn: sa.Connection, backend: SqlBackend, collection: str) -> None:
+    """Drop a collection's table, indexes and registry rows (unknown names are ignored)."""
+    number = backend.number(conn, collection, cached=False)
+    backend.forget(collection)
+    if number is None:
+        return
+    table = schema.collection_ddl(number, backend.dialect)
+    table.drop(conn, checkfirst=True)
+    conn.execute(sa.delete(schema.indexes).where(schema.indexes.c.collection_id == number))
+    conn.execute(sa.delete(schema.collections).where(schema.collections.c.id == number))
+
+
+def explain(conn: sa.Connection, dialect: Dialect, statement: sa.Select[Any]) -> str:
+    """Return the plan the database chooses for ``statement``, one line per step."""
+    compiled = statement.compile(dialect=conn.dialect,
+                                 compile_kwargs={"render_postcompile": True})
+    names = compiled.positiontup or []
+    parameters = tuple(compiled.params[name] for name in names)
+    prefix = "EXPLAIN QUERY PLAN " if dialect.name == "sqlite" else "EXPLAIN "
+    rows = conn.exec_driver_sql(prefix + str(compiled), parameters)
+    return "\n".join(str(row[-1]) for row in rows)

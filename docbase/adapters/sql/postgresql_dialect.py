@@ -1,0 +1,124 @@
+"""PostgreSQL's answers to :class:`~.dialects.Dialect`: ``json``/``jsonb`` and SQL functions.
+
+The document is stored twice: ``body json`` keeps the text (key order, number
+spelling) and is what reads return; ``doc jsonb``, generated from it, serves fast
+scalar conditions. Walking paths and order keys are the functions of
+:mod:`.pg_functions`; ``$regex`` is translated by :mod:`.pg_regex`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+from typing_extensions import override
+
+from docbase.adapters.sql import pg_regex
+from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
+from docbase.adapters.sql.keys import RANKS, encode_key
+from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
+from docbase.core.query import JSON, Path
+
+_FUNCTIONS = {"values": "path_values", "reached": "reached", "items": "sort_items"}
+
+
+class PostgresDialect(Dialect):
+    """PostgreSQL 12+: ``body json`` keeps the text, ``doc jsonb`` serves fast tests."""
+
+    name = "postgresql"
+    body_type = postgresql.JSON()
+    search_type = postgresql.JSONB()
+    supports_row_locks = True
+    unique_index_serves_queries = False
+    read_options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
+    null_key = RANKS["null"]
+
+    @override
+    def root(self, table: sa.TableClause, *, exact: bool) -> JsonValue:
+        return PgValue(table.c.body, "json") if exact else PgValue(table.c.doc, "jsonb")
+
+    @override
+    def path_rows(self, value: JsonValue, path: Path, kind: RowKind,
+                  name: str) -> tuple[sa.FromClause, JsonValue]:
+        assert isinstance(value, PgValue)
+        function = getattr(sa.func, f"docbase_{_FUNCTIONS[kind]}_{value.family}")
+        steps = sa.literal(list(path), postgresql.ARRAY(sa.Text()))
+        rows = function(value.json(), steps).table_valued("value", name=name,
+                                                          joins_implicitly=True)
+        return rows, PgValue(rows.c.value, value.family)
+
+    @override
+    def elements(self, value: JsonValue, name: str) -> tuple[sa.FromClause, JsonValue]:
+        assert isinstance(value, PgValue)
+        array = sa.case((value.is_type("array"), value.json()))
+        function = getattr(sa.func, f"{value.family}_array_elements")
+        rows = function(array).table_valued("value", name=name, joins_implicitly=True)
+        return rows, PgValue(rows.c.value, value.family)
+
+    @override
+    def literal_key(self, value: JSON) -> Any:
+        return encode_key(value)
+
+    @override
+    def regex(self, text: Expr, pattern: str, options: str) -> Condition:
+        return text.op("~")(pg_regex.translate(pattern, options))
+
+    @override
+    def text_search(self, search: Expr, needle: str, name: str) -> Condition:
+        strings = sa.func.jsonb_array_elements_text(search).table_valued(
+            "value", name=name, joins_implicitly=True)
+        found = sa.select(sa.literal(1)).select_from(strings)
+        return found.where(sa.func.strpos(strings.c.value, needle) > 0).exists()
+
+    @override
+    def fanout_index(self, value: JsonValue, path: Path) -> Expr:
+        return sa.or_(*(step.is_type("array") for step in self.prefixes(value, path)))
+
+    @override
+    def fanout(self, value: JsonValue, path: Path) -> Condition:
+        return self.fanout_index(value, path)
+
+    @override
+    def key_is_null(self, key: Expr) -> Condition:
+        return key == sql_string(RANKS["null"])
+
+    @override
+    def order(self, key: Expr) -> Expr:
+        return key.collate("C")
+
+    @override
+    def json_text(self, value: JsonValue) -> Expr:
+        return sa.cast(value.json(), sa.Text)
+
+    @override
+    def body_text(self, body: Expr) -> Expr:
+        return sa.cast(body, sa.Text)
+
+    @override
+    def unique_key(self, value: JsonValue) -> Expr:
+        return sa.func.nullif(self.order(value.key()), sql_string(RANKS["null"]))
+
+    @override
+    def json_param(self, name: str) -> Expr:
+        return sa.cast(sa.bindparam(name, type_=sa.Text), postgresql.JSON)
+
+    @override
+    def search_param(self, name: str) -> Expr:
+        return sa.cast(sa.bindparam(name, type_=sa.Text), postgresql.JSONB)
+
+    @override
+    def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
+        # one array per column, unnested: far fewer parameters than one row each
+        types = (sa.Text, sa.Text, sa.Text, sa.BigInteger, sa.Text, sa.Text, sa.Text)
+        columns = zip(COLUMNS, zip(*rows, strict=True), types, strict=True)
+        arrays: list[Expr] = [
+            sa.bindparam(f"{name}s", list(values), type_=postgresql.ARRAY(kind))
+            for name, values, kind in columns
+        ]
+        source = sa.func.unnest(*arrays).table_valued(*COLUMNS).render_derived()
+        fields: list[Expr] = [source.c[name] for name in COLUMNS]
+        fields[1] = sa.cast(fields[1], postgresql.JSON)
+        fields[6] = sa.cast(fields[6], postgresql.JSONB)
+        return sa.insert(table).from_select(COLUMNS, sa.select(*fields))

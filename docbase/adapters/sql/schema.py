@@ -1,0 +1,136 @@
+"""The storage layout the adapter owns, and its versioned forward migrations.
+
+- ``docbase_layout``: one row, the layout version; :func:`migrate` runs at ``open()``
+  and applies every missing step in order, under a lock (PostgreSQL advisory lock,
+  SQLite write transaction) so that concurrent openers migrate once.
+- ``docbase_collections``: collection name -> number; collection ``n`` lives in table
+  ``c_<n>``. Names never reach SQL text, and numbers are never reused, so a stale
+  name cache can fail but never read another collection.
+- ``docbase_indexes``: the indexed paths of each collection (as JSON arrays).
+- ``c_<n>``: ``id`` (``_id``), ``body`` (the whole document as JSON text; ``json`` on
+  PostgreSQL, plus ``doc jsonb`` generated from it for fast conditions), ``parent_id``,
+  ``version``, ``created``, ``changed`` and ``search`` (the lower-cased strings that
+  ``filter=text`` searches).
+- ``docbase_blobs`` / ``docbase_blob_chunks``: blob metadata and fixed-size chunks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql
+
+from docbase.adapters.sql import pg_functions
+from docbase.adapters.sql.dialects import Dialect
+from docbase.core.errors import ConfigurationError
+
+LAYOUT_VERSION = 1
+
+metadata = sa.MetaData()
+
+layout = sa.Table("docbase_layout", metadata, sa.Column("version", sa.Integer, nullable=False))
+
+collections = sa.Table(
+    "docbase_collections", metadata,
+    sa.Column("id", sa.Integer, sa.Identity(), primary_key=True),
+    sa.Column("name", sa.Text, nullable=False, unique=True),
+    sqlite_autoincrement=True,
+)
+
+indexes = sa.Table(
+    "docbase_indexes", metadata,
+    sa.Column("id", sa.Integer, sa.Identity(), primary_key=True),
+    sa.Column("collection_id", sa.Integer, nullable=False),
+    sa.Column("path", sa.Text, nullable=False),
+    sa.Column("is_unique", sa.Boolean, nullable=False),
+    sa.UniqueConstraint("collection_id", "path"),
+    sqlite_autoincrement=True,
+)
+
+blobs = sa.Table(
+    "docbase_blobs", metadata,
+    sa.Column("key", sa.Text, primary_key=True),
+    sa.Column("blob_id", sa.Text, nullable=False),
+    sa.Column("size", sa.BigInteger, nullable=False),
+    sa.Column("content_type", sa.Text, nullable=False),
+    sa.Column("chunk_size", sa.Integer, nullable=False),
+)
+
+blob_chunks = sa.Table(
+    "docbase_blob_chunks", metadata,
+    sa.Column("blob_id", sa.Text, primary_key=True),
+    sa.Column("seq", sa.Integer, primary_key=True),
+    sa.Column("data", sa.LargeBinary, nullable=False),
+)
+
+
+def table_name(number: int) -> str:
+    """Return the table name of collection ``number``."""
+    return f"c_{number}"
+
+
+def collection_table(number: int, dialect: Dialect) -> sa.TableClause:
+    """Describe the collection table for queries (``body`` as JSON text)."""
+    return sa.table(
+        table_name(number),
+        sa.column("id", sa.Text), sa.column("body", sa.Text), sa.column("doc"),
+        sa.column("parent_id", sa.Text), sa.column("version", sa.Integer),
+        sa.column("created", sa.Text), sa.column("changed", sa.Text),
+        sa.column("search", dialect.search_type),
+    )
+
+
+def collection_ddl(number: int, dialect: Dialect) -> sa.Table:
+    """Describe the collection table as DDL, also the anchor of its indexes."""
+    name = table_name(number)
+    postgres = dialect.name == "postgresql"
+    columns = [
+        sa.Column("id", sa.Text(collation="C") if postgres else sa.Text, primary_key=True),
+        sa.Column("body", dialect.body_type, nullable=False),
+        sa.Column("parent_id", sa.Text),
+        sa.Column("version", sa.BigInteger, nullable=False),
+        sa.Column("created", sa.Text),
+        sa.Column("changed", sa.Text),
+        sa.Column("search", dialect.search_type, nullable=False),
+    ]
+    if postgres:
+        columns.insert(2, sa.Column("doc", postgresql.JSONB,
+                                    sa.Computed("body::jsonb", persisted=True)))
+    table = sa.Table(name, sa.MetaData(), *columns)
+    sa.Index(f"{name}_parent", table.c.parent_id)
+    return table
+
+
+def _v1(conn: sa.Connection, dialect: Dialect) -> None:
+    metadata.create_all(conn, checkfirst=True)
+    if dialect.name == "postgresql":
+        for statement in pg_functions.install_statements():
+            conn.exec_driver_sql(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {1: _v1}
+
+
+def migrate(conn: sa.Connection, dialect: Dialect) -> int:
+    """Bring the layout to :data:`LAYOUT_VERSION`; return the version found.
+
+    Raises:
+        ConfigurationError: the database was written by a newer docbase.
+
+    """
+    if dialect.name == "postgresql":
+        conn.execute(sa.text(
+            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))"))
+    layout.create(conn, checkfirst=True)
+    found = conn.execute(sa.select(sa.func.max(layout.c.version))).scalar() or 0
+    if found > LAYOUT_VERSION:
+        raise ConfigurationError(
+            f"the database layout is version {found}, newer than this docbase "
+            f"understands ({LAYOUT_VERSION}); upgrade docbase")
+    for version in range(found + 1, LAYOUT_VERSION + 1):
+        MIGRATIONS[version](conn, dialect)
+    if found < LAYOUT_VERSION:
+        conn.execute(sa.delete(layout))
+        conn.execute(sa.insert(layout).values(version=LAYOUT_VERSION))
+    return int(found)

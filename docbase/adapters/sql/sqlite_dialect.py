@@ -1,0 +1,133 @@
+"""SQLite's answers to :class:`~.dialects.Dialect`: JSON1 functions plus Python ones.
+
+Walking a path through arrays, order keys of objects and arrays and ``$regex`` are the
+Python functions of :mod:`.sqlite_functions`, registered on every connection.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import msgspec
+import sqlalchemy as sa
+from typing_extensions import override
+
+from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
+from docbase.adapters.sql.keys import encode_key
+from docbase.adapters.sql.values import (
+    Condition,
+    Expr,
+    JsonValue,
+    SqliteItem,
+    SqlitePath,
+)
+from docbase.core.ordering import TypeClass, type_class
+from docbase.core.query import JSON, Path
+
+_encode = msgspec.json.Encoder().encode
+
+
+class SqliteDialect(Dialect):
+    """SQLite 3.38+ with the JSON functions and the functions of ``sqlite_functions``."""
+
+    name = "sqlite"
+    body_type = sa.Text()
+    search_type = sa.Text()
+    supports_row_locks = False
+    unique_index_serves_queries = True
+    read_options: dict[str, Any] = {"docbase_read": True}
+    null_key = None
+    _FUNCTIONS = {"values": "docbase_path_values", "reached": "docbase_reached",
+                  "items": "docbase_sort_items"}
+
+    @override
+    def root(self, table: sa.TableClause, *, exact: bool) -> JsonValue:
+        return SqlitePath(table.c.body)
+
+    @override
+    def path_rows(self, value: JsonValue, path: Path, kind: RowKind,
+                  name: str) -> tuple[sa.FromClause, JsonValue]:
+        walked = getattr(sa.func, self._FUNCTIONS[kind])(value.json(), _encode(list(path)).decode())
+        rows = sa.func.json_each(walked).table_valued("value", "type", name=name,
+                                                      joins_implicitly=True)
+        return rows, SqliteItem(rows.c.value, rows.c.type)
+
+    @override
+    def elements(self, value: JsonValue, name: str) -> tuple[sa.FromClause, JsonValue]:
+        array = sa.case((value.is_type("array"), value.json()))
+        rows = sa.func.json_each(array).table_valued("value", "type", name=name,
+                                                     joins_implicitly=True)
+        return rows, SqliteItem(rows.c.value, rows.c.type)
+
+    @override
+    def literal_key(self, value: JSON) -> Any:
+        kind = type_class(value)
+        if kind == "number":
+            return value if isinstance(value, float) or abs(value) < 2**63 else float(value)
+        return value if kind == "string" else encode_key(value).encode()
+
+    @override
+    def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
+        # SQLite orders NULL < numbers < text < blob; objects, arrays, booleans are blobs
+        if cls == "number":
+            return None, ""
+        if cls == "string":
+            return "", b""
+        low, high = super().class_bounds(cls)
+        return low.encode(), high.encode()
+
+    @override
+    def regex(self, text: Expr, pattern: str, options: str) -> Condition:
+        return sa.func.docbase_regexp(pattern, options, text) == 1
+
+    @override
+    def text_search(self, search: Expr, needle: str, name: str) -> Condition:
+        rows = sa.func.json_each(search).table_valued("value", name=name, joins_implicitly=True)
+        found = sa.select(sa.literal(1)).select_from(rows)
+        return found.where(sa.func.instr(rows.c.value, needle) > 0).exists()
+
+    @override
+    def fanout_index(self, value: JsonValue, path: Path) -> Expr:
+        arrays = [step.is_type("array") for step in self.prefixes(value, path)]
+        return sa.case((sa.or_(*arrays), sa.literal_column("1")))
+
+    @override
+    def fanout(self, value: JsonValue, path: Path) -> Condition:
+        return self.fanout_index(value, path) == sa.literal_column("1")
+
+    @override
+    def key_is_null(self, key: Expr) -> Condition:
+        return key.is_(None)
+
+    @override
+    def order(self, key: Expr) -> Expr:
+        return key
+
+    @override
+    def json_text(self, value: JsonValue) -> Expr:
+        return value.json()
+
+    @override
+    def body_text(self, body: Expr) -> Expr:
+        return body
+
+    @override
+    def unique_key(self, value: JsonValue) -> Expr:
+        return value.key()
+
+    @override
+    def json_param(self, name: str) -> Expr:
+        return sa.bindparam(name, type_=sa.Text)
+
+    @override
+    def search_param(self, name: str) -> Expr:
+        return sa.bindparam(name, type_=sa.Text)
+
+    @override
+    def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
+        # the rows travel as one JSON array that SQLite unpacks itself
+        data = sa.bindparam("rows", _encode(list(rows)).decode(), type_=sa.Text)
+        each = sa.func.json_each(data).table_valued("value")
+        fields = (sa.func.json_extract(each.c.value, f"$[{i}]") for i in range(len(COLUMNS)))
+        return sa.insert(table).from_select(COLUMNS, sa.select(*fields))

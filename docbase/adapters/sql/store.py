@@ -1,0 +1,258 @@
+"""A :class:`~docbase.core.ports.DocumentStore` on SQLite or PostgreSQL (SQLAlchemy Core).
+
+Queries are compiled to SQL by :mod:`.compiler` and :mod:`.aggregates`; only projection
+is applied in Python, to the page of rows the database returned. Updates read the row
+under a write lock, apply ``docbase.core.update.apply_update`` and write it back in the
+same transaction.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Self
+
+import msgspec
+import sqlalchemy as sa
+
+from docbase.adapters.sql import indexes
+from docbase.adapters.sql.aggregates import aggregate_statement
+from docbase.adapters.sql.backend import AnyEngine, SqlBackend
+from docbase.adapters.sql.compiler import QueryCompiler
+from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.keys import search_strings
+from docbase.core import evaluate
+from docbase.core.documents import Document
+from docbase.core.errors import NotFound, VersionMismatch
+from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.update import Update, apply_update
+
+_BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
+_encode = msgspec.json.Encoder().encode
+_decode = msgspec.json.Decoder().decode
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+class SqlDocumentStore:
+    """Collections as tables ``c_<n>`` of JSON documents; see :mod:`.schema`."""
+
+    def __init__(self, engine: AnyEngine, *, owns_engine: bool = False) -> None:
+        self.engine = engine
+        self.backend = SqlBackend.for_engine(engine)
+        self.dialect = self.backend.dialect
+        self._owns_engine = owns_engine
+
+    async def open(self) -> None:
+        """Create or migrate the storage layout (idempotent)."""
+        await self.backend.open()
+
+    async def close(self) -> None:
+        """Dispose of the engine if this store created it."""
+        if self._owns_engine:
+            await self.backend.close()
+
+    async def __aenter__(self) -> Self:
+        await self.open()
+        return self
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        await self.close()
+
+    @staticmethod
+    def _row(document: Document) -> Row:
+        return (document["_id"], _encode(document).decode(), _text(document.get("_parent_id")),
+                document.get("_version", 0), _text(document.get("_created")),
+                _text(document.get("_changed")), _encode(search_strings(document)).decode())
+
+    def _body(self, table: sa.TableClause) -> Any:
+        return self.dialect.body_text(table.c.body)
+
+    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+        """Insert all documents in one transaction, creating the collection if needed."""
+        if not documents:
+            return
+        rows = [self._row(document) for document in documents]
+
+        def work(conn: sa.Connection) -> None:
+            table = self.backend.table(conn, collection, create=True)
+            assert table is not None
+            for start in range(0, len(rows), _BATCH):
+                conn.execute(self.dialect.insert_rows(table, rows[start:start + _BATCH]))
+
+        await self.backend.run(work, write=True)
+
+    async def get(self, collection: str, document_id: str) -> Document:
+        """Return one stored document; raise NotFound when absent."""
+        def work(conn: sa.Connection) -> str | None:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                return None
+            found = conn.execute(sa.select(self._body(table)).where(table.c.id == document_id))
+            return found.scalar()
+
+        body = await self.backend.run(work, write=False)
+        if body is None:
+            raise NotFound(f"no document {document_id} in {collection!r}")
+        document: Document = _decode(body)
+        return document
+
+    async def find(self, collection: str, query: Query) -> list[Document]:
+        """Filter, sort and page in SQL; project the returned page."""
+        def work(conn: sa.Connection) -> list[str]:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                return []
+            compiler = QueryCompiler(self.dialect, table)
+            statement = (sa.select(self._body(table)).where(compiler.where(query.filter))
+                         .order_by(*compiler.order_by(query.sort)))
+            if query.skip:
+                statement = statement.offset(query.skip)
+            if query.limit is not None:
+                statement = statement.limit(query.limit)
+            return list(conn.execute(statement).scalars())
+
+        bodies = await self.backend.run(work, write=False)
+        documents = [_decode(body) for body in bodies]
+        if query.projection is None:
+            return documents
+        return [evaluate.project(document, query.projection) for document in documents]
+
+    async def count(self, collection: str, filter: Filter) -> int:
+        """Count the matching documents in SQL."""
+        def work(conn: sa.Connection) -> int:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                return 0
+            where = QueryCompiler(self.dialect, table).where(filter)
+            found = conn.execute(sa.select(sa.func.count()).select_from(table).where(where))
+            return int(found.scalar_one())
+
+        return await self.backend.run(work, write=False)
+
+    async def aggregate(
+        self,
+        collection: str,
+        filter: Filter,
+        groupby: Sequence[Path],
+        aggregates: Sequence[Aggregate],
+    ) -> list[AggregateRow]:
+        """Group and aggregate in one SQL statement (see :mod:`.aggregates`)."""
+        def work(conn: sa.Connection) -> list[AggregateRow]:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                return evaluate.aggregate([], groupby, aggregates)
+            compiler = QueryCompiler(self.dialect, table)
+            statement, decode = aggregate_statement(compiler, filter, groupby, aggregates)
+            return decode(conn.execute(statement).all())
+
+        return await self.backend.run(work, write=False)
+
+    async def update(
+        self,
+        collection: str,
+        document_id: str,
+        update: Update,
+        *,
+        stamp: dict[str, Any],
+        expected_version: int | None = None,
+    ) -> Document:
+        """Apply ``update`` to the row read under a write lock, in one transaction."""
+        def work(conn: sa.Connection) -> Document:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                raise NotFound(f"no document {document_id} in {collection!r}")
+            read = sa.select(self._body(table)).where(table.c.id == document_id)
+            if self.dialect.supports_row_locks:
+                read = read.with_for_update()
+            body = conn.execute(read).scalar()
+            if body is None:
+                raise NotFound(f"no document {document_id} in {collection!r}")
+            current: Document = _decode(body)
+            if expected_version is not None and current.get("_version") != expected_version:
+                raise VersionMismatch(
+                    f"document {document_id} is at version {current.get('_version')}, "
+                    f"not {expected_version}")
+            changed = apply_update(current, update)
+            changed.update(stamp)
+            changed["_version"] = current.get("_version", 0) + 1
+            values = dict(zip(COLUMNS[1:], self._row(changed)[1:], strict=True))
+            conn.execute(sa.update(table).where(table.c.id == document_id).values(
+                body=self.dialect.json_param("p_body"),
+                search=self.dialect.search_param("p_search"),
+                parent_id=values["parent_id"], version=values["version"],
+                created=values["created"], changed=values["changed"],
+            ), {"p_body": values["body"], "p_search": values["search"]})
+            return changed
+
+        return await self.backend.run(work, write=True)
+
+    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
+        """Delete by ids in one statement; return the ids deleted, in request order."""
+        wanted = list(dict.fromkeys(document_ids))
+
+        def work(conn: sa.Connection) -> set[str]:
+            table = self.backend.table(conn, collection)
+            if table is None or not wanted:
+                return set()
+            statement = sa.delete(table).where(table.c.id.in_(wanted)).returning(table.c.id)
+            return set(conn.execute(statement).scalars())
+
+        deleted = await self.backend.run(work, write=True)
+        return [document_id for document_id in wanted if document_id in deleted]
+
+    async def delete_where(self, collection: str, filter: Filter) -> list[str]:
+        """Delete the matching documents in one statement; return their ids."""
+        def work(conn: sa.Connection) -> list[str]:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                return []
+            where = QueryCompiler(self.dialect, table).where(filter)
+            statement = sa.delete(table).where(where).returning(table.c.id)
+            return list(conn.execute(statement).scalars())
+
+        return await self.backend.run(work, write=True)
+
+    async def collections(self) -> list[str]:
+        """Return the names of the collections holding documents, sorted."""
+        def work(conn: sa.Connection) -> list[str]:
+            numbers = self.backend.collection_numbers(conn)
+            if not numbers:
+                return []
+            probes = [
+                sa.select(sa.literal(name, sa.Text).label("name")).where(
+                    sa.select(sa.literal_column("1")).select_from(
+                        self.backend.table_clause(number)).exists())
+                for name, number in numbers.items()
+            ]
+            found = conn.execute(sa.union_all(*probes))
+            return sorted(found.scalars())
+
+        return await self.backend.run(work, write=False)
+
+    async def drop(self, collection: str) -> None:
+        """Drop a collection's table, indexes and registration."""
+        def work(conn: sa.Connection) -> None:
+            indexes.drop_collection(conn, self.backend, collection)
+
+        await self.backend.run(work, write=True)
+
+    async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
+        """Create the expression indexes of ``path`` (see :mod:`.indexes`)."""
+        def work(conn: sa.Connection) -> None:
+            indexes.ensure_index(conn, self.backend, collection, path, unique=unique)
+
+        await self.backend.run(work, write=True)
+
+    async def explain(self, collection: str, filter: Filter) -> str:
+        """Return the database's query plan for finding ``filter`` (tests and docs)."""
+        def work(conn: sa.Connection) -> str:
+            table = self.backend.table(conn, collection)
+            if table is None:
+                raise NotFound(f"no collection {collection!r}")
+            statement = sa.select(table.c.id).where(
+                QueryCompiler(self.dialect, table).where(filter))
+            return indexes.explain(conn, self.dialect, statement)
+
+        return await self.backend.run(work, write=False)
