@@ -509,3 +509,25 @@ def test_orderby_boolean_direction_is_refused_naming_the_field() -> None:
 
     with pytest.raises(InvalidQuery, match="name"):
         parse_hints({"$orderby": {"name": True}})
+
+
+def test_regex_atomic_groups_and_possessive_quantifiers_are_refused() -> None:
+    import pytest
+
+    from docbase.core.errors import InvalidQuery
+    from docbase.core.query import parse_filter
+
+    for pattern in ("(?>ab)c", "a*+", "a++b", "a?+", "a{2}+"):
+        with pytest.raises(InvalidQuery, match="possessive"):
+            parse_filter({"f": {"$regex": pattern}})
+
+
+def test_regex_is_validated_with_its_options() -> None:
+    import pytest
+
+    from docbase.core.errors import InvalidQuery
+    from docbase.core.query import parse_filter
+
+    parse_filter({"f": {"$regex": " *"}})  # a space repeated: valid without x
+    with pytest.raises(InvalidQuery, match="not a valid pattern"):
+        parse_filter({"f": {"$regex": " *", "$options": "x"}})  # x drops the space

@@ -228,7 +228,10 @@ _FIELD_OPERATORS = frozenset(
     {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$bt", "$in", "$nin", "$regex",
      "$options", "$exists", "$not", "$elemMatch"}
 )
-_UNSUPPORTED_REGEX = re.compile(r"\(\?<[=!]|\\[1-9]|\(\?P[=<>]|\(\?<\w|\\k<|\(\?\(|\(\?[aLu]")
+_UNSUPPORTED_REGEX = re.compile(
+    r"\(\?<[=!]|\\[1-9]|\(\?P[=<>]|\(\?<\w|\\k<|\(\?\(|\(\?[aLu]"  # look-behind, backrefs, names
+    r"|\(\?>|(?<!\\)[*+?}]\+"  # atomic groups and possessive quantifiers
+)
 _REGEX_OPTIONS = frozenset("imsx")
 MAX_DEPTH = 32
 
@@ -375,9 +378,10 @@ class _FilterParser:
             raise InvalidQuery(f"$options on {dotted!r} may only hold the letters i, m, s, x")
         if _UNSUPPORTED_REGEX.search(pattern):
             raise InvalidQuery(f"$regex on {dotted!r} uses an unsupported construct "
-                               "(look-behind, backreference or named group)")
+                               "(look-behind, backreference, named group, atomic group or "
+                               "possessive quantifier)")
         try:
-            re.compile(pattern)
+            re.compile(pattern, _regex_flags(options))
         except re.error as exc:
             raise InvalidQuery(f"$regex on {dotted!r} is not a valid pattern: {exc}") from exc
         return Regex(path, pattern, "".join(sorted(set(options))))
@@ -404,6 +408,13 @@ class _FilterParser:
 
 
 _DYNAMIC_DATES = ("$currentDate", "$currentMonth", "$currentYear", "$now")
+
+
+def _regex_flags(options: str) -> re.RegexFlag:
+    flags = re.RegexFlag(0)
+    for letter in options:
+        flags |= {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}[letter]
+    return flags
 
 
 def parse_date(value: JSON, now: datetime) -> str:
