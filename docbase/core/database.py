@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
-from typing import Any, Self
+from typing import Self
 
 import msgspec
 
@@ -203,6 +203,7 @@ class Collection:
             PayloadTooLarge: more documents than ``limits.max_bulk``.
             InvalidQuery: an element is not an object.
             NotFound: this is a child view and the parent does not exist.
+
         """
         if len(bodies) > self.database.limits.max_bulk:
             raise PayloadTooLarge(
@@ -267,6 +268,7 @@ class Collection:
         Raises:
             NotFound: no such document (in this parent's scope).
             VersionMismatch: ``expected_version`` differs from the stored one.
+
         """
         document = await self.get(document_id, metafields=True)
         if expected_version is not None and document["_version"] != expected_version:
@@ -300,6 +302,7 @@ class Collection:
 
         Raises:
             Forbidden: the principal is not full-access.
+
         """
         if not self.principal.full_access and self.principal.kind != "hook":
             raise Forbidden("delete by query needs a full-access API key")
@@ -346,6 +349,7 @@ class Collection:
         Raises:
             InvalidId: ``document_id`` is not an ObjectID.
             NotFound: no such document in this collection (or parent scope).
+
         """
         document_id = check_object_id(document_id)
         document = await self._store.get(self.name, document_id)

@@ -50,6 +50,7 @@ class DocumentStore(Protocol):
 
         Raises:
             Conflict: an ``_id`` exists already, or a unique index would be violated.
+
         """
 
     async def get(self, collection: str, document_id: str) -> Document:
@@ -57,6 +58,7 @@ class DocumentStore(Protocol):
 
         Raises:
             NotFound: no document has this ``_id`` in the collection.
+
         """
 
     async def find(self, collection: str, query: Query) -> list[Document]:
@@ -104,6 +106,7 @@ class DocumentStore(Protocol):
             VersionMismatch: ``expected_version`` is given and differs from the stored one.
             Conflict: an operation meets a value of the wrong type, or a unique index
                 would be violated; nothing is changed.
+
         """
 
     async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
@@ -123,6 +126,7 @@ class DocumentStore(Protocol):
 
         Raises:
             Conflict: ``unique`` is asked and stored documents already repeat a value.
+
         """
 
 
@@ -150,6 +154,7 @@ class BlobStore(Protocol):
 
         Raises:
             NotFound: no blob has this key.
+
         """
 
     def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
@@ -157,6 +162,7 @@ class BlobStore(Protocol):
 
         Raises:
             NotFound: no blob has this key (raised on first iteration).
+
         """
 
     async def delete(self, key: str) -> bool:
@@ -183,4 +189,5 @@ class Mailer(Protocol):
 
         Raises:
             MailDeliveryError: the transport refused or failed to deliver it.
+
         """

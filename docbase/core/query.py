@@ -249,6 +249,7 @@ def parse_filter(q: JSON, *, now: datetime | None = None) -> Filter:
 
     Raises:
         InvalidQuery: ``q`` is not an object, or holds an unknown operator or bad operand.
+
     """
     if not isinstance(q, dict):
         raise InvalidQuery("q must be a JSON object")
@@ -427,6 +428,7 @@ def parse_date(value: JSON, now: datetime) -> str:
 
     Raises:
         InvalidQuery: the value is none of these.
+
     """
     utc_now = now.astimezone(UTC)
     if isinstance(value, str) and value in _DYNAMIC_DATES:
@@ -465,6 +467,7 @@ def parse_hints(h: JSON, base: Query | None = None) -> Query:
 
     Raises:
         InvalidQuery: an unknown hint or a malformed value.
+
     """
     query = base or Query()
     if not isinstance(h, dict):
@@ -539,9 +542,8 @@ def _fields(value: JSON) -> Projection:
     if not isinstance(value, dict) or not value:
         raise InvalidQuery("$fields needs a non-empty object like {\"field\": 1}")
     flags = set()
-    for name, flag in value.items():
-        if isinstance(flag, bool):
-            flag = int(flag)
+    for name, given in value.items():
+        flag = int(given) if isinstance(given, bool) else given
         if flag not in (0, 1):
             raise InvalidQuery(f"$fields value for {name!r} must be 0 or 1")
         flags.add(flag)
@@ -578,6 +580,7 @@ def parse_list_params(
 
     Raises:
         InvalidQuery: a malformed parameter, naming it.
+
     """
     def last(name: str) -> str | None:
         values = params.get(name)

@@ -52,6 +52,7 @@ def open_stores(url: str) -> tuple[DocumentStore, BlobStore]:
     Raises:
         UnknownSchemeError: no adapter is registered for the scheme.
         MissingDependencyError: the adapter's driver is not installed.
+
     """
     scheme = scheme_of(url)
     target = _SCHEMES.get(scheme)
@@ -74,7 +75,7 @@ async def connect(url: str = "memory://", **options: Any) -> Database:
     options are passed to :class:`~docbase.core.database.Database`. Close it with
     ``await db.close()`` or use ``async with``.
     """
-    from docbase.core.database import Database
+    from docbase.core.database import Database  # noqa: PLC0415 - database imports registry users
 
     store, blobs = open_stores(url)
     database = Database(store, blobs, **options)

@@ -50,6 +50,7 @@ class Server:
 
         Raises:
             NotFound: no such database on this server.
+
         """
         try:
             return self.databases[name]
@@ -64,6 +65,7 @@ class Server:
 
         Raises:
             NotFound: the prefix or host names a database this server does not hold.
+
         """
         if path.startswith("/db/"):
             name, _, rest = path[4:].partition("/")

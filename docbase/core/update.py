@@ -3,7 +3,8 @@
 A PUT body merges its plain top-level fields and may carry the operators ``$set``,
 ``$unset``, ``$inc``, ``$push`` and ``$pull``; a PATCH body sets only the given
 properties. In both, a dotted key is a path (``{"a.b": 1}`` sets ``b`` inside ``a``),
-as MongoDB, and so the original service, reads it. System fields in a body are ignored, never errors.
+as MongoDB, and so the original service, reads it. System fields in a body are
+ignored, never errors.
 SQL adapters run :func:`apply_update` inside a transaction under a row lock; the Mongo
 adapter compiles the same AST to native operators.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import itertools
 import math
 from typing import Any, Literal, TypeAlias
 
@@ -75,6 +77,7 @@ def parse_update(body: JSON, mode: Literal["put", "patch"] = "put") -> Update:
     Raises:
         InvalidQuery: the body is not an object, names an unknown operator, gives
             ``$inc`` a non-number, or touches one path twice.
+
     """
     if not isinstance(body, dict):
         raise InvalidQuery("the update body must be a JSON object")
@@ -128,7 +131,7 @@ def _number(value: JSON, name: str) -> int | float:
 
 def _check_disjoint(ops: list[UpdateOp]) -> None:
     paths = sorted(op.path for op in ops)
-    for first, second in zip(paths, paths[1:], strict=False):
+    for first, second in itertools.pairwise(paths):
         if second[: len(first)] == first:
             raise InvalidQuery(f"the update touches {'.'.join(first)!r} twice")
 
@@ -139,6 +142,7 @@ def apply_update(document: dict[str, Any], update: Update) -> dict[str, Any]:
     Raises:
         Conflict: an operation meets a value of the wrong type (``$inc`` on a
             non-number, ``$push``/``$pull`` on a non-array, a path through a scalar).
+
     """
     result = copy.deepcopy(document)
     for op in update.ops:

@@ -17,12 +17,14 @@ class MemoryBlobStore:
         self._blobs: dict[str, tuple[bytes, str]] = {}
 
     async def put(self, key: str, chunks: AsyncIterable[bytes], content_type: str) -> BlobInfo:
+        """Keep the contract of :meth:`~docbase.core.ports.BlobStore.put`."""
         parts = [bytes(chunk) async for chunk in chunks]
         data = b"".join(parts)
         self._blobs[key] = (data, content_type)
         return BlobInfo(key, len(data), content_type)
 
     async def stat(self, key: str) -> BlobInfo:
+        """Keep the contract of :meth:`~docbase.core.ports.BlobStore.stat`."""
         try:
             data, content_type = self._blobs[key]
         except KeyError:
@@ -30,6 +32,7 @@ class MemoryBlobStore:
         return BlobInfo(key, len(data), content_type)
 
     async def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
+        """Keep the contract of :meth:`~docbase.core.ports.BlobStore.read`."""
         try:
             data, _ = self._blobs[key]
         except KeyError:
@@ -39,4 +42,5 @@ class MemoryBlobStore:
             yield data[offset : min(offset + _CHUNK, stop)]
 
     async def delete(self, key: str) -> bool:
+        """Keep the contract of :meth:`~docbase.core.ports.BlobStore.delete`."""
         return self._blobs.pop(key, None) is not None

@@ -1,5 +1,7 @@
-"""A capture-only :class:`~docbase.core.ports.Mailer`: the outbox used when no SMTP
-transport is configured, and in tests."""
+"""A capture-only :class:`~docbase.core.ports.Mailer`.
+
+The outbox used when no SMTP transport is configured, and in tests.
+"""
 
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ class OutboxMailer:
         self.sent: list[tuple[str, MailMessage]] = []
 
     async def send(self, message: MailMessage) -> str:
+        """Keep the contract of :meth:`~docbase.core.ports.Mailer.send`."""
         if not message.to or not all("@" in address for address in message.to):
             raise MailDeliveryError(f"refusing to send to {list(message.to)!r}")
         transport_id = new_object_id()

@@ -69,6 +69,7 @@ class MemoryDocumentStore:
                 seen.append(value)
 
     async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.insert`."""
         target = self._collections.get(collection, {})
         ids = [d["_id"] for d in documents]
         if len(set(ids)) != len(ids) or any(i in target for i in ids):
@@ -80,15 +81,18 @@ class MemoryDocumentStore:
             target[document["_id"]] = document
 
     async def get(self, collection: str, document_id: str) -> Document:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.get`."""
         document = self._collections.get(collection, {}).get(document_id)
         if document is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         return _copy(document)
 
     async def find(self, collection: str, query: Query) -> list[Document]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.find`."""
         return evaluate.run_query(self._documents(collection), query)
 
     async def count(self, collection: str, filter: Filter) -> int:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.count`."""
         return evaluate.count(self._documents(collection), filter)
 
     async def aggregate(
@@ -98,6 +102,7 @@ class MemoryDocumentStore:
         groupby: Sequence[Path],
         aggregates: Sequence[Aggregate],
     ) -> list[AggregateRow]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
         matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
         rows = evaluate.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
@@ -111,6 +116,7 @@ class MemoryDocumentStore:
         stamp: dict[str, Any],
         expected_version: int | None = None,
     ) -> Document:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.update`."""
         current = self._collections.get(collection, {}).get(document_id)
         if current is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
@@ -127,10 +133,12 @@ class MemoryDocumentStore:
         return changed
 
     async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete`."""
         target = self._collections.get(collection, {})
         return [i for i in dict.fromkeys(document_ids) if target.pop(i, None) is not None]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""
         target = self._collections.get(collection, {})
         doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
         for document_id in doomed:
@@ -138,14 +146,17 @@ class MemoryDocumentStore:
         return doomed
 
     async def collections(self) -> list[str]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.collections`."""
         return sorted(name for name, docs in self._collections.items() if docs)
 
     async def drop(self, collection: str) -> None:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.drop`."""
         self._collections.pop(collection, None)
         self._unique.pop(collection, None)
         self._indexes.pop(collection, None)
 
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.ensure_index`."""
         if unique:
             self._check_unique(collection, [])
             self._check_unique_candidate(collection, path)
