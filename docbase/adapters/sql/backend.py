@@ -4,7 +4,8 @@ Every store operation is a plain function of a synchronous SQLAlchemy ``Connecti
 (its *work*), run in one transaction by :meth:`SqlBackend.run`:
 
 - on an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (PostgreSQL with asyncpg, or any
-  engine a caller hands in) through ``AsyncConnection.run_sync``;
+  engine a caller hands in) on its synchronous facade in one greenlet (checkout, work
+  and return together, as ``AsyncConnection.run_sync`` runs the work alone);
 - on a synchronous :class:`~sqlalchemy.Engine` (what ``from_url`` builds for SQLite) in
   a worker thread, so that a whole operation costs one hop between the event loop and a
   thread rather than several per statement.
@@ -29,6 +30,7 @@ from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
+from sqlalchemy.util import greenlet_spawn
 
 from docbase.adapters.sql import schema, sqlite_functions
 from docbase.adapters.sql.dialects import Dialect
@@ -42,7 +44,7 @@ Work = Callable[[sa.Connection], T]
 AnyEngine = AsyncEngine | sa.Engine
 
 _BUSY_TIMEOUT_MS = 30_000
-_THREADS = 16  # at least the connection pool's size plus overflow (5 + 10)
+_THREADS = 16  # at least the connection pool's size (15, see engine.py)
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
 
 
@@ -100,6 +102,7 @@ class SqlBackend:
         self.dialect = dialect_for(sync_engine.dialect.name)
         self._serial = asyncio.Lock() if isinstance(sync_engine.pool, StaticPool) else None
         self._tables: dict[str, int] = {}
+        self._clauses: dict[int, sa.TableClause] = {}
         self._ready = False
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
@@ -149,21 +152,16 @@ class SqlBackend:
         async with self._turn():
             with translate_errors():
                 if isinstance(self.engine, AsyncEngine):
-                    async with self.engine.connect() as connection:
-                        options = {"docbase_write": True} if write else self.dialect.read_options
-                        conn = await connection.execution_options(**options)
-                        if not write:
-                            return await conn.run_sync(work)
-                        async with conn.begin():
-                            return await conn.run_sync(work)
+                    # checkout, work and return in one greenlet, not one per step
+                    return await greenlet_spawn(
+                        self._run_sync, self.engine.sync_engine, work, write)
                 if self._threads is None:
                     self._threads = ThreadPoolExecutor(_THREADS, thread_name_prefix="docbase-sql")
                 return await asyncio.get_running_loop().run_in_executor(
-                    self._threads, self._run_in_thread, work, write)
+                    self._threads, self._run_sync, self.engine, work, write)
 
-    def _run_in_thread(self, work: Work[T], write: bool) -> T:
-        assert isinstance(self.engine, sa.Engine)
-        with self.engine.connect() as conn:
+    def _run_sync(self, engine: sa.Engine, work: Work[T], write: bool) -> T:
+        with engine.connect() as conn:
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
             with conn.execution_options(docbase_write=True).begin():
@@ -197,8 +195,11 @@ class SqlBackend:
         return number
 
     def table_clause(self, number: int) -> sa.TableClause:
-        """Return the query view of collection table ``number``."""
-        return schema.collection_table(number, self.dialect)
+        """Return the query view of collection table ``number`` (built once: immutable)."""
+        clause = self._clauses.get(number)
+        if clause is None:
+            clause = self._clauses[number] = schema.collection_table(number, self.dialect)
+        return clause
 
     def forget(self, collection: str) -> None:
         """Drop ``collection`` from the name cache (it was dropped)."""

@@ -35,6 +35,13 @@ def create_engine(url: str) -> AsyncEngine | sa.Engine:
     raise ConfigurationError(f"the SQL adapter does not handle {url.partition('://')[0]!r} URLs")
 
 
+# connections kept open: up to the expected concurrency, so that a burst of requests
+# does not open and close overflow connections (new connection, session setup and, on
+# PostgreSQL, an empty prepared-statement cache) on every call; the backend's threads
+# (16) cover it
+_POOL_SIZE = 15
+
+
 def _sqlite(url: str) -> sa.Engine:
     parsed = make_url(url)
     threads = {"check_same_thread": False}  # connections move between worker threads
@@ -43,6 +50,7 @@ def _sqlite(url: str) -> sa.Engine:
         return sa.create_engine("sqlite+pysqlite://", poolclass=StaticPool,
                                 connect_args=threads)
     return sa.create_engine(parsed.set(drivername="sqlite+pysqlite"),
+                            pool_size=_POOL_SIZE, max_overflow=0,
                             connect_args={**threads, "timeout": 30})
 
 
@@ -60,6 +68,7 @@ def _postgresql(url: str) -> AsyncEngine:
     # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
     # then discards every pooled connection of that age; pre-ping costs a round trip
     return create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),
+                               pool_size=_POOL_SIZE, max_overflow=0,
                                pool_pre_ping=pre_ping in ("true", "1", "yes"),
                                connect_args=connect_args)
 

@@ -43,6 +43,9 @@ class SqlDocumentStore:
         self.backend = SqlBackend.for_engine(engine)
         self.dialect = self.backend.dialect
         self._owns_engine = owns_engine
+        # per table number: SELECT body WHERE id = :id, built once so that a read skips
+        # statement construction (tables are never renumbered, so this never goes stale)
+        self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
@@ -86,17 +89,24 @@ class SqlDocumentStore:
     async def get(self, collection: str, document_id: str) -> Document:
         """Return one stored document; raise NotFound when absent."""
         def work(conn: sa.Connection) -> str | None:
-            table = self.backend.table(conn, collection)
-            if table is None:
+            number = self.backend.number(conn, collection)
+            if number is None:
                 return None
-            found = conn.execute(sa.select(self._body(table)).where(table.c.id == document_id))
-            return found.scalar()
+            return conn.execute(self._get_statement(number), {"id": document_id}).scalar()
 
         body = await self.backend.run(work, write=False)
         if body is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         document: Document = _decode(body)
         return document
+
+    def _get_statement(self, number: int) -> sa.Select[tuple[Any]]:
+        statement = self._get_statements.get(number)
+        if statement is None:
+            table = self.backend.table_clause(number)
+            statement = self._get_statements[number] = sa.select(self._body(table)).where(
+                table.c.id == sa.bindparam("id", type_=sa.Text))
+        return statement
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Filter, sort and page in SQL; project the returned page."""
