@@ -9,8 +9,11 @@ pytest.register_assert_rewrite("docbase.testing.contract")
 
 from tests.backends import BACKENDS  # noqa: E402
 
+_MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
 
-@pytest.fixture(params=list(BACKENDS))
+
+@pytest.fixture(params=[pytest.param(name, marks=[_MARKS[name]] if name in _MARKS else [])
+                        for name in BACKENDS])
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """An open, empty (DocumentStore, BlobStore) pair of every backend."""
     async with BACKENDS[request.param](request) as pair:
