@@ -9,17 +9,16 @@ import pytest
 
 from docbase.core.documents import Document
 from docbase.core.evaluate import (
-    aggregate,
     count,
-    group_key,
     json_equal,
     matches,
     path_values,
-    project,
     reached_values,
     run_query,
     sort_documents,
 )
+from docbase.core.grouping import aggregate, group_key
+from docbase.core.projection import project
 from docbase.core.query import (
     Aggregate,
     AggregateRow,

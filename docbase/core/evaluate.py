@@ -12,23 +12,22 @@ it. Where the page leaves a choice open, this module fixes it (and says so below
   only (null, number, string, boolean); with field conditions at object elements only.
 - ``filter=text`` lower-cases both sides with :meth:`str.lower` and searches string
   values only (never keys, numbers or top-level system fields).
-- Grouping and the aggregated fields follow objects only (:func:`group_key`).
+- Grouping and the aggregated fields follow objects only
+  (:func:`docbase.core.grouping.group_key`); projection is in :mod:`docbase.core.projection`.
 """
 
 from __future__ import annotations
 
-import copy
 import functools
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from typing import Any, TypeAlias, assert_never
+from typing import assert_never
 
 from docbase.core.documents import SYSTEM_FIELDS, Document
 from docbase.core.ordering import MISSING, OrderKey, compare, sort_key, type_class
+from docbase.core.projection import project
 from docbase.core.query import (
     JSON,
-    Aggregate,
-    AggregateRow,
     And,
     Between,
     ElemMatch,
@@ -45,7 +44,6 @@ from docbase.core.query import (
     Not,
     Or,
     Path,
-    Projection,
     Query,
     Regex,
     SortKey,
@@ -116,25 +114,6 @@ def reached_values(document: JSON, path: Path) -> list[JSON]:
         if isinstance(value, list):
             reached.extend(value)
     return reached
-
-
-def group_key(document: JSON, path: Path) -> JSON:
-    """Return the value grouped on: the plain value at ``path``, following objects only.
-
-    There is no array expansion: an array value is the key as a whole, and a step that
-    meets anything but an object (an array, even with a numeric step, or a scalar) makes
-    the path missing. Missing and null both give ``None``.
-    """
-    value = _plain_value(document, path)
-    return None if value is MISSING else value
-
-
-def _plain_value(value: JSON, path: Path) -> JSON:
-    for step in path:
-        if not isinstance(value, dict) or step not in value:
-            return MISSING
-        value = value[step]
-    return value
 
 
 # ---------------------------------------------------------------------------- matching
@@ -276,135 +255,13 @@ def _sort_value(document: Document, *, path: Path, descending: bool) -> OrderKey
     return max(keys) if descending else min(keys)
 
 
-# ---------------------------------------------------------------------------- shaping
-
-_Tree: TypeAlias = "dict[str, _Tree | None]"  # None: keep the whole value
-
-
-def project(document: Document, projection: Projection | None) -> Document:
-    """Return a new document shaped by ``projection``; nothing is shared with the input.
-
-    Including keeps ``_id`` and the listed paths in stored key order; a dot path keeps
-    the nested structure, and through an array keeps the sub-field of each object
-    element (an object without it stays as ``{}``, scalar elements are dropped).
-    Excluding removes the listed paths, inside every object element of arrays met on
-    the way (``_id`` too when listed). A numeric step is a key, never an array index.
-    """
-    if projection is None:
-        return copy.deepcopy(document)
-    if projection.include:
-        tree = _tree(projection.paths)
-        tree["_id"] = None
-        picked: Document = _pick(document, tree)
-        return picked
-    result = copy.deepcopy(document)
-    for path in projection.paths:
-        _drop(result, path)
-    return result
-
-
-def _tree(paths: Iterable[Path]) -> _Tree:
-    root: _Tree = {}
-    for path in (path for path in paths if path):
-        node = root
-        for step in path[:-1]:
-            child = node.setdefault(step, {})
-            if child is None:  # an enclosing path is kept whole already
-                break
-            node = child
-        else:
-            node[path[-1]] = None
-    return root
-
-
-def _pick(value: JSON, tree: _Tree) -> Any:
-    if isinstance(value, dict):
-        picked: dict[str, JSON] = {}
-        for key, item in value.items():
-            if key not in tree:
-                continue
-            subtree = tree[key]
-            kept = copy.deepcopy(item) if subtree is None else _pick(item, subtree)
-            if kept is not MISSING:
-                picked[key] = kept
-        return picked
-    if isinstance(value, list):
-        return [kept for kept in (_pick(item, tree) for item in value) if kept is not MISSING]
-    return MISSING
-
-
-def _drop(value: JSON, path: Path) -> None:
-    if isinstance(value, dict):
-        if len(path) == 1:
-            value.pop(path[0], None)
-        elif path and path[0] in value:
-            _drop(value[path[0]], path[1:])
-    elif isinstance(value, list):
-        for item in value:
-            _drop(item, path)
-
-
 def run_query(documents: Iterable[Document], query: Query) -> list[Document]:
     """Filter, sort, skip, limit (``None``: no limit) and project; return deep copies.
 
     ``query.groupby``, ``query.aggregates`` and ``query.grand_total`` are ignored here
-    (see :func:`aggregate`).
+    (see :func:`docbase.core.grouping.aggregate`).
     """
     selected = [document for document in documents if matches(query.filter, document)]
     ordered = sort_documents(selected, query.sort)
     end = None if query.limit is None else query.skip + query.limit
     return [project(document, query.projection) for document in ordered[query.skip:end]]
-
-
-# ---------------------------------------------------------------------------- grouping
-
-
-def aggregate(
-    documents: Iterable[Document],
-    groupby: Sequence[Path],
-    aggregates: Sequence[Aggregate],
-) -> list[AggregateRow]:
-    """Group ``documents`` by the values at ``groupby`` and compute ``aggregates``.
-
-    A group key holds one :func:`group_key` per path (missing and null are ``None``
-    and group together; values equal by :func:`json_equal` group together, the first
-    one met becoming the key). Rows come in ascending total order of their keys,
-    compared element by element. Without ``groupby`` there is exactly one row, keyed
-    ``()``, even for no documents.
-
-    Each aggregate reads the plain value at its field like :func:`group_key` (objects
-    only, no array expansion). ``SUM`` adds the numbers (booleans are not numbers; an
-    int total stays an int; no numbers: 0); ``AVG`` is their float mean (no numbers:
-    ``None``); ``MIN``/``MAX`` take the least/greatest present, non-null value in the
-    total order (``None`` when none); ``COUNT`` counts the documents of the group.
-    Results are under :attr:`Aggregate.key`.
-    """
-    groups: dict[tuple[OrderKey, ...], tuple[tuple[JSON, ...], list[Document]]] = {}
-    if not groupby:
-        groups[()] = ((), [])
-    for document in documents:
-        key = tuple(group_key(document, path) for path in groupby)
-        identity = tuple(sort_key(value) for value in key)
-        groups.setdefault(identity, (key, []))[1].append(document)
-    return [
-        AggregateRow(copy.deepcopy(key), {a.key: _aggregate_value(a, members)
-                                          for a in aggregates})
-        for key, members in (groups[identity] for identity in sorted(groups))
-    ]
-
-
-def _aggregate_value(spec: Aggregate, members: list[Document]) -> JSON:
-    if spec.func == "COUNT":
-        return len(members)
-    values = [value for value in (_plain_value(document, spec.path) for document in members)
-              if value is not MISSING and value is not None]
-    numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
-    match spec.func:
-        case "SUM":
-            return sum(numbers)
-        case "AVG":
-            return sum(numbers) / len(numbers) if numbers else None
-        case "MIN":
-            return copy.deepcopy(min(values, key=sort_key)) if values else None
-        case "MAX":
-            return copy.deepcopy(max(values, key=sort_key)) if values else None

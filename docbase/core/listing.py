@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from docbase.core.evaluate import group_key
+from docbase.core.grouping import group_key
 from docbase.core.ordering import sort_key
 from docbase.core.query import JSON, AggregateRow, Path, Query
 

@@ -14,7 +14,7 @@ from typing import Any, Self
 
 import msgspec
 
-from docbase.core import evaluate
+from docbase.core import evaluate, grouping
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound, VersionMismatch
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
@@ -60,7 +60,7 @@ class MemoryDocumentStore:
             seen: list[Any] = []
             stored = [d for d in self._documents(collection) if d["_id"] != replacing]
             for document in [*stored, *candidates]:
-                value = evaluate.group_key(document, path)
+                value = grouping.group_key(document, path)
                 if value is None:
                     continue
                 if any(evaluate.json_equal(value, other) for other in seen):
@@ -104,7 +104,7 @@ class MemoryDocumentStore:
     ) -> list[AggregateRow]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
         matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
-        rows = evaluate.aggregate(matching, groupby, aggregates)
+        rows = grouping.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
 
     async def update(
@@ -164,7 +164,7 @@ class MemoryDocumentStore:
         self._indexes.setdefault(collection, set()).add(path)
 
     def _check_unique_candidate(self, collection: str, path: Path) -> None:
-        values = [evaluate.group_key(d, path) for d in self._documents(collection)]
+        values = [grouping.group_key(d, path) for d in self._documents(collection)]
         present = [v for v in values if v is not None]
         for i, value in enumerate(present):
             if any(evaluate.json_equal(value, other) for other in present[:i]):

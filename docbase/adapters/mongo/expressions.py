@@ -227,7 +227,7 @@ def ordered(scope: Scope, x: Expr, value: JSON, allowed: Sequence[int]) -> Expr:
 
 
 def plain_value(scope: Scope, path: Path) -> Expr:
-    """Follow objects only, as ``evaluate.group_key``; missing anywhere is missing."""
+    """Follow objects only, as ``grouping.group_key``; missing anywhere is missing."""
     def follow(o: str, step: str) -> Expr:
         return {"$cond": [is_object(o), f"{o}.{step}", "$$REMOVE"]}
 

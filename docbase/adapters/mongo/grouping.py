@@ -1,6 +1,6 @@
 """``$groupby``/``$aggregate`` pushed down: one ``$group`` stage, then the sums.
 
-Group keys and aggregated fields follow objects only (``evaluate.group_key``), which
+Group keys and aggregated fields follow objects only (``grouping.group_key``), which
 is spelled out with :func:`.expressions.plain_value`. ``SUM`` and ``AVG`` add numbers
 only (booleans excluded), one after the other in ``_id`` order like Python's ``sum``
 over core's documents (so each group's numbers are gathered on the server first);

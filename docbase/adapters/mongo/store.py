@@ -42,7 +42,7 @@ from docbase.adapters.mongo.indexes import ensure_index
 from docbase.adapters.mongo.reads import group_pipeline, page_pipeline, unsortable_pipeline
 from docbase.adapters.mongo.sorting import sortable_on_server
 from docbase.adapters.mongo.updates import compile_update
-from docbase.core import evaluate
+from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound, VersionMismatch
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
@@ -228,7 +228,7 @@ class MongoDocumentStore:
         if compiled.residual is None and sortable_on_server(query.sort):
             found = await self._find_on_server(collection, compiled.query, query)
             if found is not None:
-                return [evaluate.project(document, query.projection) for document in found]
+                return [projection.project(document, query.projection) for document in found]
         candidates = await self._candidates(collection, compiled)
         return evaluate.run_query(candidates, msgspec.structs.replace(query, filter=MATCH_ALL))
 
@@ -279,7 +279,7 @@ class MongoDocumentStore:
                 return rows
         matching = await self._candidates(collection, compiled)
         matching.sort(key=lambda document: document["_id"])  # as the pipeline: _id order
-        return evaluate.aggregate(matching, groupby, aggregates)
+        return grouping.aggregate(matching, groupby, aggregates)
 
     # ---------------------------------------------------------------- collections
 

@@ -1,6 +1,6 @@
 """``$groupby`` / ``$aggregate`` pushed down: one SELECT with window functions, GROUP BY.
 
-The result must equal ``docbase.core.evaluate.aggregate`` exactly, which fixes details a
+The result must equal ``docbase.core.grouping.aggregate`` exactly, which fixes details a
 plain ``GROUP BY`` does not:
 
 - groups are keyed by order key (``1`` and ``1.0`` together, objects by key order), and

@@ -20,7 +20,7 @@ from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.adapters.sql.keys import search_strings
-from docbase.core import evaluate
+from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound, VersionMismatch
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
@@ -127,7 +127,7 @@ class SqlDocumentStore:
         documents = [_decode(body) for body in bodies]
         if query.projection is None:
             return documents
-        return [evaluate.project(document, query.projection) for document in documents]
+        return [projection.project(document, query.projection) for document in documents]
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents in SQL."""
@@ -152,7 +152,7 @@ class SqlDocumentStore:
         def work(conn: sa.Connection) -> list[AggregateRow]:
             table = self.backend.table(conn, collection)
             if table is None:
-                return evaluate.aggregate([], groupby, aggregates)
+                return grouping.aggregate([], groupby, aggregates)
             compiler = QueryCompiler(self.dialect, table)
             statement, decode = aggregate_statement(compiler, filter, groupby, aggregates)
             return decode(conn.execute(statement).all())
