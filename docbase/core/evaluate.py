@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterable, Sequence
 from typing import assert_never
 
 from docbase.core.documents import SYSTEM_FIELDS, Document
@@ -70,7 +70,8 @@ def json_equal(a: JSON, b: JSON) -> bool:
     return type(a) is type(b) and not isinstance(a, int | float | list | dict) and a == b
 
 
-def _index(step: str) -> int | None:
+def array_index(step: str) -> int | None:
+    """Return the array index a path step stands for: canonical decimals only."""
     if step.isascii() and step.isdigit() and (step == "0" or not step.startswith("0")):
         return int(step)
     return None
@@ -93,7 +94,7 @@ def path_values(value: JSON, path: Path) -> list[JSON]:
     if not isinstance(value, list):
         return []
     found: list[JSON] = []
-    index = _index(step)
+    index = array_index(step)
     if index is not None and index < len(value):
         found.extend(path_values(value[index], rest))
     for element in value:
@@ -149,7 +150,7 @@ def matches(filter: Filter, document: JSON) -> bool:
                 for array in path_values(document, path))
         case Text(text=text):
             needle = text.lower()
-            return any(needle in s.lower() for s in _strings(_searchable(document)))
+            return any(needle in s for s in search_strings(document))
         case Not(operand=operand):
             return not matches(operand, document)
         case And(operands=operands):
@@ -207,21 +208,30 @@ def _element_matches(query: Filter, element: JSON, *, objects: bool) -> bool:
     return not isinstance(element, dict | list) and matches(query, element)
 
 
-def _searchable(document: JSON) -> JSON:
+def lowered_strings(value: JSON) -> list[str]:
+    """List the distinct strings in ``value`` at any depth, lower-cased by :meth:`str.lower`.
+
+    Adapters that keep a search column or field store exactly this, so that their text
+    search equals :func:`matches` on :class:`~docbase.core.query.Text`.
+    """
+    found: dict[str, None] = {}
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            found[item.lower()] = None
+        elif isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return list(found)
+
+
+def search_strings(document: JSON) -> list[str]:
+    """The strings ``filter=text`` searches: :func:`lowered_strings` outside system fields."""
     if isinstance(document, dict):
-        return [value for key, value in document.items() if key not in SYSTEM_FIELDS]
-    return document
-
-
-def _strings(value: JSON) -> Iterator[str]:
-    if isinstance(value, str):
-        yield value
-    elif isinstance(value, dict):
-        for item in value.values():
-            yield from _strings(item)
-    elif isinstance(value, list):
-        for item in value:
-            yield from _strings(item)
+        document = [value for key, value in document.items() if key not in SYSTEM_FIELDS]
+    return lowered_strings(document)
 
 
 # ---------------------------------------------------------------------------- sorting

@@ -22,6 +22,7 @@ from urllib.parse import unquote
 from bson import ObjectId
 
 from docbase.core.documents import SYSTEM_FIELDS, Document
+from docbase.core.evaluate import lowered_strings
 from docbase.core.ids import is_object_id
 from docbase.core.query import JSON
 
@@ -41,28 +42,13 @@ def escape_name(name: str) -> str:
     return "".join(_ESCAPED.get(char, char) for char in name)
 
 
-def searchable_strings(value: JSON) -> list[str]:
-    """List the distinct lower-cased strings in ``value``, at any depth."""
-    found: dict[str, None] = {}
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            found[item.lower()] = None
-        elif isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return list(found)
-
-
 def encode_document(document: Document) -> dict[str, Any]:
     """Encode a document for storage: ``_id`` as an ObjectId, the search field added."""
     encoded = dict(document)
     encoded["_id"] = ObjectId(document["_id"])
     search = {}
     for key, value in document.items():
-        if key not in SYSTEM_FIELDS and (strings := searchable_strings(value)):
+        if key not in SYSTEM_FIELDS and (strings := lowered_strings(value)):
             search[escape_name(key)] = strings
     encoded[SEARCH_FIELD] = search
     return encoded

@@ -19,6 +19,7 @@ import itertools
 from collections.abc import Callable, Sequence
 from typing import Any, TypeAlias
 
+from docbase.core.evaluate import array_index
 from docbase.core.ordering import type_rank
 from docbase.core.query import JSON, Path
 
@@ -96,13 +97,6 @@ def rank(scope: Scope, x: Expr) -> Expr:
         {"case": {"$eq": [t, "array"]}, "then": 4},
         {"case": {"$eq": [t, "bool"]}, "then": 5},
     ], "default": 0}}, "t")
-
-
-def array_index(step: str) -> int | None:
-    """Return the array index a path step stands for (canonical decimals only, as core)."""
-    if step.isascii() and step.isdigit() and (step == "0" or not step.startswith("0")):
-        return int(step)
-    return None
 
 
 def _step(scope: Scope, node: str, step: str) -> Expr:

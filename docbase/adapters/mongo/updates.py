@@ -22,8 +22,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from docbase.adapters.mongo.codec import SEARCH_FIELD, escape_name, searchable_strings
+from docbase.adapters.mongo.codec import SEARCH_FIELD, escape_name
 from docbase.adapters.mongo.expressions import NUMBER_TYPES
+from docbase.core.evaluate import lowered_strings
 from docbase.core.query import JSON, Path
 from docbase.core.update import IncOp, PullOp, PushOp, SetOp, UnsetOp, Update
 
@@ -63,14 +64,14 @@ def compile_update(update: Update, stamp: Mapping[str, Any]) -> NativeUpdate | N
             case SetOp(value=value):
                 sets[dotted] = value
                 if len(op.path) == 1:  # the field's strings are exactly the new value's
-                    strings = searchable_strings(value)
+                    strings = lowered_strings(value)
                     if strings:
                         sets[search] = strings
                     else:
                         unsets[search] = ""
                 else:  # strings may be added, never removed
                     guards.append(_type_in(op.path, _WITHOUT_STRINGS))
-                    searched.setdefault(search, []).extend(searchable_strings(value))
+                    searched.setdefault(search, []).extend(lowered_strings(value))
             case UnsetOp():
                 unsets[dotted] = ""
                 if len(op.path) == 1:
@@ -83,9 +84,9 @@ def compile_update(update: Update, stamp: Mapping[str, Any]) -> NativeUpdate | N
             case PushOp(value=value):
                 pushes[dotted] = value
                 guards.append(_type_in(op.path, _ARRAY_OR_MISSING))
-                searched.setdefault(search, []).extend(searchable_strings(value))
+                searched.setdefault(search, []).extend(lowered_strings(value))
             case PullOp(value=value):
-                if _holds_object(value) or searchable_strings(value):
+                if _holds_object(value) or lowered_strings(value):
                     return None
                 pulls[dotted] = [value]
                 guards.append(_type_in(op.path, _ARRAY_OR_MISSING))

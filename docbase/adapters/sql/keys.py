@@ -26,7 +26,6 @@ import math
 import struct
 from typing import Final
 
-from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.ordering import type_class
 from docbase.core.query import JSON
 
@@ -74,27 +73,3 @@ def encode_key(value: JSON) -> str:
             return "4" + pairs + END
         case "array":
             return "5" + "".join(encode_key(item) for item in value) + END
-
-
-def search_strings(document: dict[str, JSON]) -> list[str]:
-    """Return the lower-cased strings a ``filter=text`` search looks into, once each.
-
-    Every string value at any depth, except under the top-level system fields, as
-    :func:`str.lower` gives it (so that the search equals ``docbase.core.evaluate``).
-    """
-    found: dict[str, None] = {}
-
-    def walk(value: JSON) -> None:
-        if isinstance(value, str):
-            found[value.lower()] = None
-        elif isinstance(value, dict):
-            for item in value.values():
-                walk(item)
-        elif isinstance(value, list):
-            for item in value:
-                walk(item)
-
-    for key, value in document.items():
-        if key not in SYSTEM_FIELDS:
-            walk(value)
-    return list(found)

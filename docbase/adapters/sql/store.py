@@ -19,10 +19,10 @@ from docbase.adapters.sql.aggregates import aggregate_statement
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
-from docbase.adapters.sql.keys import search_strings
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound, VersionMismatch
+from docbase.core.evaluate import search_strings
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update, apply_update
 
