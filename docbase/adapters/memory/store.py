@@ -9,7 +9,7 @@ each operation as atomic.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any, Self
 
 import msgspec
@@ -54,11 +54,15 @@ class MemoryDocumentStore:
         return list(self._collections.get(collection, {}).values())
 
     def _check_unique(
-        self, collection: str, candidates: Sequence[Document], replacing: str | None = None
+        self,
+        collection: str,
+        candidates: Sequence[Document],
+        replacing: str | None = None,
+        paths: Iterable[Path] | None = None,
     ) -> None:
-        for path in self._unique.get(collection, ()):
+        stored = [d for d in self._documents(collection) if d["_id"] != replacing]
+        for path in self._unique.get(collection, ()) if paths is None else paths:
             seen: list[Any] = []
-            stored = [d for d in self._documents(collection) if d["_id"] != replacing]
             for document in [*stored, *candidates]:
                 value = grouping.group_key(document, path)
                 if value is None:
@@ -158,15 +162,6 @@ class MemoryDocumentStore:
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.ensure_index`."""
         if unique:
-            self._check_unique(collection, [])
-            self._check_unique_candidate(collection, path)
+            self._check_unique(collection, [], paths=[path])
             self._unique.setdefault(collection, set()).add(path)
         self._indexes.setdefault(collection, set()).add(path)
-
-    def _check_unique_candidate(self, collection: str, path: Path) -> None:
-        values = [grouping.group_key(d, path) for d in self._documents(collection)]
-        present = [v for v in values if v is not None]
-        for i, value in enumerate(present):
-            if any(evaluate.json_equal(value, other) for other in present[:i]):
-                raise Conflict(f"cannot make {'.'.join(path)!r} unique in {collection!r}: "
-                               "stored documents repeat a value")
