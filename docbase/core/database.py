@@ -36,6 +36,7 @@ from docbase.core.query import (
     Eq,
     Filter,
     In,
+    Projection,
     Query,
     ReadOptions,
     parse_filter,
@@ -309,8 +310,8 @@ class Collection:
         filter = self._scope(_as_filter(q))
         event = WriteEvent(self.name, self.principal)
         await self.database.hooks.run("before_delete", event)
-        matching = await self._store.find(
-            self.name, Query(filter=filter, limit=None, projection=None)
+        matching = await self._store.find(  # only the ids, to cascade to the children
+            self.name, Query(filter=filter, limit=None, projection=Projection((("_id",),), True))
         )
         await self.database._delete_cascade(self.name, [d["_id"] for d in matching])
         deleted = await self._store.delete_where(self.name, filter)
