@@ -9,23 +9,24 @@ compared with ``json_equal``: key order counts, ``1 == 1.0``, ``True != 1``.
 
 from __future__ import annotations
 
-import contextlib
 import os
-import uuid
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from docbase.adapters.memory import MemoryDocumentStore
 from docbase.core.documents import Document, new_document
-from docbase.core.errors import Conflict
-from docbase.core.evaluate import json_equal
-from docbase.core.query import AggregateRow, Query, Text, parse_filter
+from docbase.core.query import Query, Text, parse_filter
 from docbase.testing import strategies as gen
+from docbase.testing.differential import (
+    NOW,
+    assert_same,
+    assert_same_rows,
+    loaded,
+    update_outcomes,
+)
 from tests.backends import IN_CI, MONGO_URL_VARIABLE, mongo_backend
 
 pytestmark = pytest.mark.mongo
@@ -35,35 +36,12 @@ PROPERTY = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-NOW = datetime(2024, 5, 17, 12, 30, tzinfo=UTC)
 
 
 @pytest.fixture
 async def mongo(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     async with mongo_backend(request) as (store, _):
         yield store
-
-
-@contextlib.asynccontextmanager
-async def loaded(mongo: Any, documents: Sequence[Document]) -> AsyncIterator[tuple[str, Any]]:
-    """A fresh collection holding ``documents`` in Mongo and in a memory store."""
-    name = f"c{uuid.uuid4().hex[:12]}"
-    memory = MemoryDocumentStore()
-    await memory.insert(name, documents)
-    await mongo.insert(name, documents)
-    try:
-        yield name, memory
-    finally:
-        await mongo.drop(name)
-
-
-def assert_same(got: Any, expected: Any) -> None:
-    assert json_equal(got, expected), f"\n     got {got!r}\nexpected {expected!r}"
-
-
-def assert_same_rows(got: list[AggregateRow], expected: list[AggregateRow]) -> None:
-    assert_same([[list(r.key), r.values] for r in got],
-                [[list(r.key), r.values] for r in expected])
 
 
 def _on_wire_server() -> bool:
@@ -119,17 +97,9 @@ async def test_aggregate_equals_reference(mongo: Any, documents: list[Document],
 async def test_update_equals_reference(mongo: Any, body: Document, update: Any,
                                        stale: bool) -> None:
     document = new_document(body, "api")
-    stamp = {"_changed": "2030-01-01T00:00:00.000Z", "_changedby": "someone"}
-    outcomes = []
     async with loaded(mongo, [document]) as (name, memory):
-        for store in (memory, mongo):
-            try:
-                changed = await store.update(name, document["_id"], update, stamp=stamp,
-                                             expected_version=1 if stale else None)
-            except Conflict as exc:
-                outcomes.append((type(exc).__name__, await store.get(name, document["_id"])))
-            else:
-                outcomes.append(("updated", changed, await store.get(name, document["_id"])))
+        outcomes = await update_outcomes((memory, mongo), name, document["_id"], update,
+                                         stale=stale)
         if _on_wire_server():
             assume(_js_key_order(outcomes[0][-1]))
         assert_same(outcomes[1], outcomes[0])

@@ -10,21 +10,23 @@ counts, ``1 == 1.0``, ``True != 1``.
 from __future__ import annotations
 
 import contextlib
-import uuid
-from collections.abc import AsyncIterator, Sequence
-from datetime import UTC, datetime
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from docbase.adapters.memory import MemoryDocumentStore
 from docbase.core.documents import Document, new_document
-from docbase.core.errors import Conflict
-from docbase.core.evaluate import json_equal
-from docbase.core.query import AggregateRow, Between, Gt, Gte, Lt, Lte, Path, Query, parse_filter
+from docbase.core.query import Between, Gt, Gte, Lt, Lte, Path, Query, parse_filter
 from docbase.testing import strategies as gen
+from docbase.testing.differential import (
+    NOW,
+    assert_same,
+    assert_same_rows,
+    loaded,
+    update_outcomes,
+)
 from tests.backends import IN_CI, postgresql_schema, sql_backend
 
 PROPERTY = settings(
@@ -32,7 +34,6 @@ PROPERTY = settings(
     deadline=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-NOW = datetime(2024, 5, 17, 12, 30, tzinfo=UTC)
 
 
 @pytest.fixture(params=["sqlite", "postgresql"])
@@ -45,31 +46,6 @@ async def sql(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
             url = await stack.enter_async_context(postgresql_schema())
         store, _ = await stack.enter_async_context(sql_backend(url))
         yield store
-
-
-@contextlib.asynccontextmanager
-async def loaded(sql: Any, documents: Sequence[Document],
-                 indexed: Sequence[Path] = ()) -> AsyncIterator[tuple[str, Any]]:
-    """A fresh collection holding ``documents`` in SQL and in a memory store."""
-    name = f"c-{uuid.uuid4().hex[:12]}"
-    memory = MemoryDocumentStore()
-    await memory.insert(name, documents)
-    for path in indexed:
-        await sql.ensure_index(name, path)
-    await sql.insert(name, documents)
-    try:
-        yield name, memory
-    finally:
-        await sql.drop(name)
-
-
-def assert_same(got: Any, expected: Any) -> None:
-    assert json_equal(got, expected), f"\n     got {got!r}\nexpected {expected!r}"
-
-
-def assert_same_rows(got: list[AggregateRow], expected: list[AggregateRow]) -> None:
-    assert_same([[list(r.key), r.values] for r in got],
-                [[list(r.key), r.values] for r in expected])
 
 
 @PROPERTY
@@ -109,17 +85,9 @@ async def test_aggregate_equals_reference(sql: Any, documents: list[Document], f
 async def test_update_equals_reference(sql: Any, body: Document, update: Any,
                                        stale: bool) -> None:
     document = new_document(body, "api")
-    stamp = {"_changed": "2030-01-01T00:00:00.000Z", "_changedby": "someone"}
-    outcomes: list[tuple[Any, ...]] = []
     async with loaded(sql, [document]) as (name, memory):
-        for store in (memory, sql):
-            try:
-                changed = await store.update(name, document["_id"], update, stamp=stamp,
-                                             expected_version=1 if stale else None)
-            except Conflict as exc:
-                outcomes.append((type(exc).__name__, await store.get(name, document["_id"])))
-            else:
-                outcomes.append(("updated", changed, await store.get(name, document["_id"])))
+        outcomes = await update_outcomes((memory, sql), name, document["_id"], update,
+                                         stale=stale)
         assert_same(outcomes[1], outcomes[0])
 
 
