@@ -29,7 +29,7 @@ from docbase.core.errors import (
     VersionMismatch,
 )
 from docbase.core.hooks import HookRegistry, WriteEvent
-from docbase.core.principal import Principal
+from docbase.core.auth.principal import Principal
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits

@@ -1,7 +1,7 @@
 """The embeddable API: a :class:`Database` of collections and child subcollections.
 
 The HTTP layer is a thin translation of requests into these calls. Every call runs on
-behalf of a :class:`~docbase.core.principal.Principal`, and writes pass through the
+behalf of a :class:`~docbase.core.auth.principal.Principal`, and writes pass through the
 :class:`~docbase.core.hooks.HookRegistry`.
 """
 
@@ -27,7 +27,7 @@ from docbase.core.hooks import HookRegistry, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import group_documents, nest_rows, totals
 from docbase.core.ports import BlobStore, DocumentStore
-from docbase.core.principal import SYSTEM, Principal
+from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,

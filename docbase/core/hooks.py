@@ -13,7 +13,7 @@ from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from docbase.core.principal import Principal
+from docbase.core.auth.principal import Principal
 
 HookName: TypeAlias = Literal[
     "before_insert", "after_insert", "before_update", "after_update",

@@ -6,19 +6,24 @@ from typing import Literal
 
 import msgspec
 
+from docbase.core.auth.scopes import Scope
+
 
 class Principal(msgspec.Struct, frozen=True):
     """The caller of a facade method.
 
     ``author`` is written into ``_createdby``/``_changedby`` (``"api"`` for API keys,
     the user's email for JWT callers). ``full_access`` allows destructive bulk
-    operations such as delete-by-query.
+    operations such as delete-by-query. ``scope`` limits a scoped credential to some
+    paths, methods and origins (``None``: no limit); :func:`~docbase.core.auth.authorize`
+    reads it.
     """
 
     author: str = "api"
     kind: Literal["system", "key", "user", "hook"] = "system"
     full_access: bool = True
     key_id: str | None = None
+    scope: Scope | None = None
 
 
 SYSTEM = Principal()

@@ -1,0 +1,48 @@
+"""The one allow/deny decision: may this principal do this action?
+
+Every caller asks here: the HTTP layer for the request as it arrived, and the write
+and read pipelines of core for the operation they are about to run (so the embedded
+library refuses what HTTP refuses). Nothing else in docbase raises ``Forbidden`` for
+a credential.
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from docbase.core.auth.principal import Principal
+from docbase.core.errors import Forbidden
+
+
+class Action(msgspec.Struct, frozen=True):
+    """One thing a principal asks to do.
+
+    ``path`` is relative to the database's base URL (``/rest/people/ID``); ``origin`` is
+    the browser origin of an HTTP request (``None`` elsewhere); ``by_query`` marks a
+    delete by query, which needs a full-access principal or a server-side hook.
+    """
+
+    method: str
+    path: str
+    origin: str | None = None
+    by_query: bool = False
+
+
+def authorize(principal: Principal, action: Action) -> None:
+    """Allow ``action`` or raise.
+
+    Raises:
+        Forbidden: the principal's scope does not cover the method, path or origin, or
+            a delete by query comes from a principal that is neither full-access nor a
+            hook.
+
+    """
+    if action.by_query and not (principal.full_access or principal.kind == "hook"):
+        raise Forbidden("delete by query needs a full-access API key")
+    scope = principal.scope
+    if scope is None:
+        return
+    if action.origin and scope.origins and not scope.allows_origin(action.origin):
+        raise Forbidden(f"this API key may not be used from origin {action.origin}")
+    if not principal.full_access and not scope.allows(action.method, action.path):
+        raise Forbidden(f"this API key may not {action.method} {action.path}")
