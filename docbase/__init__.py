@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from docbase.core.auth.principal import Principal
 from docbase.core.database import Collection, Database
 from docbase.core.errors import (
     BackendError,
@@ -28,29 +29,33 @@ from docbase.core.errors import (
     ValidationFailed,
     VersionMismatch,
 )
-from docbase.core.hooks import HookRegistry, WriteEvent
-from docbase.core.auth.principal import Principal
+from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
+from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits
 
 __all__ = [
     "BackendError",
+    "ChangeEvent",
     "Collection",
     "ConfigurationError",
     "Conflict",
     "Database",
     "DocbaseError",
     "Forbidden",
+    "HookPoint",
     "HookRegistry",
     "InvalidId",
     "InvalidQuery",
     "Limits",
     "MissingDependencyError",
     "NotFound",
+    "Operation",
     "PayloadTooLarge",
     "Principal",
     "Query",
+    "ReadEvent",
     "ReadOptions",
     "Unauthorized",
     "UnknownSchemeError",

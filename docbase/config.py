@@ -25,7 +25,7 @@ from typing import Any, TypeVar
 import msgspec
 
 from docbase.core.errors import ConfigurationError
-from docbase.core.server import check_database_name
+from docbase.core.names import check_database_name
 from docbase.core.settings import Limits
 
 PRIMARY = "docbase"

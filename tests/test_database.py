@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
+from docbase.core.auth.principal import Principal
 from docbase.core.database import Collection, Database
 from docbase.core.documents import META_FIELDS
 from docbase.core.errors import (
@@ -21,9 +22,9 @@ from docbase.core.errors import (
     PayloadTooLarge,
     VersionMismatch,
 )
-from docbase.core.hooks import HookRegistry, WriteEvent
+from docbase.core.events import WriteEvent
+from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.ids import is_object_id
-from docbase.core.principal import Principal
 from docbase.core.query import Aggregate, Query, ReadOptions, parse_list_params
 from docbase.core.settings import Limits
 
@@ -415,8 +416,8 @@ async def test_bulk_insert_with_a_duplicate_unique_value_inserts_nothing(db: Dat
 
 def recording_hooks(log: list[tuple[str, str, Any]]) -> HookRegistry:
     hooks = HookRegistry()
-    for name in ("before_insert", "after_insert", "before_update", "after_update",
-                 "before_delete", "after_delete"):
+    for name in (HookPoint.BEFORE_INSERT, HookPoint.AFTER_INSERT, HookPoint.BEFORE_UPDATE,
+                 HookPoint.AFTER_UPDATE, HookPoint.BEFORE_DELETE, HookPoint.AFTER_DELETE):
         async def record(event: WriteEvent, name: str = name) -> None:
             log.append((name, event.collection,
                         len(event.documents) if name.endswith("insert") else list(event.ids)))
@@ -445,7 +446,7 @@ async def test_a_before_insert_hook_may_change_the_documents() -> None:
         for document in event.documents:
             document["checked"] = True
 
-    hooks.on("before_insert", stamp, collection="people")
+    hooks.on(HookPoint.BEFORE_INSERT, stamp, collection="people")
     async with Database(MemoryDocumentStore(), hooks=hooks) as db:
         joe = await db.collection("people").insert({"name": "Joe"})
         cup = await db.collection("things").insert({"name": "cup"})
@@ -464,8 +465,8 @@ async def test_a_before_insert_hook_raising_refuses_the_write() -> None:
     async def remember(event: WriteEvent) -> None:
         after.append(event)
 
-    hooks.on("before_insert", refuse)
-    hooks.on("after_insert", remember)
+    hooks.on(HookPoint.BEFORE_INSERT, refuse)
+    hooks.on(HookPoint.AFTER_INSERT, remember)
     async with Database(MemoryDocumentStore(), hooks=hooks) as db:
         people = db.collection("people")
         with pytest.raises(Forbidden, match="no Eves"):
@@ -482,7 +483,7 @@ async def test_a_before_update_hook_raising_changes_nothing() -> None:
     async def refuse(event: WriteEvent) -> None:
         raise Forbidden("read only")
 
-    hooks.on("before_update", refuse)
+    hooks.on(HookPoint.BEFORE_UPDATE, refuse)
     async with Database(MemoryDocumentStore(), hooks=hooks) as db:
         people: Collection = db.collection("people")
         joe = await people.insert({"name": "Joe"})

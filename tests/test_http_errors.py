@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from docbase import BackendError, Database, Limits, ValidationFailed, WriteEvent
+from docbase import BackendError, Database, HookPoint, Limits, ValidationFailed, WriteEvent
 from docbase.core.errors import FieldError
 from docbase.http.testing import LiveDocbase, live_docbase
 
@@ -234,7 +234,7 @@ async def test_duplicate_id_conflict_is_409(live: LiveDocbase) -> None:
         event.documents[0]["_id"] = taken
 
     taken = await one(live)
-    live.db.hooks.on("before_insert", reuse_id)
+    live.db.hooks.on(HookPoint.BEFORE_INSERT, reuse_id)
     response = await live.client.post("/rest/people", json={"n": 2}, headers=live.auth())
     assert_error(response, 409, "Conflict")
 
@@ -244,7 +244,7 @@ async def test_validation_failure_is_422_with_field_list(live: LiveDocbase) -> N
         raise ValidationFailed("invalid document",
                                [FieldError("email", ("not a valid email",))])
 
-    live.db.hooks.on("before_insert", refuse, collection="people")
+    live.db.hooks.on(HookPoint.BEFORE_INSERT, refuse, collection="people")
     response = await live.client.post("/rest/people", json={"email": "x"}, headers=live.auth())
     body = assert_error(response, 422, "ValidationFailed")
     assert body["list"] == [{"field": "email", "message": ["not a valid email"]}]
@@ -254,7 +254,7 @@ async def test_backend_failure_is_503(live: LiveDocbase) -> None:
     async def down(event: WriteEvent) -> None:
         raise BackendError("the database server is unreachable")
 
-    live.db.hooks.on("before_insert", down)
+    live.db.hooks.on(HookPoint.BEFORE_INSERT, down)
     response = await live.client.post("/rest/people", json={}, headers=live.auth())
     assert_error(response, 503, "BackendError")
 
@@ -265,7 +265,7 @@ async def test_unexpected_failure_is_500_without_details(
     async def crash(event: WriteEvent) -> None:
         raise RuntimeError("secret internal detail /etc/passwd")
 
-    live.db.hooks.on("before_insert", crash)
+    live.db.hooks.on(HookPoint.BEFORE_INSERT, crash)
     response = await live.client.post("/rest/people", json={}, headers=live.auth())
     body = assert_error(response, 500, "InternalServerError")
     assert "secret" not in response.text

@@ -30,10 +30,10 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from docbase.core.auth.principal import Principal
 from docbase.core.documents import new_document
 from docbase.core.errors import Forbidden, InvalidQuery, NotFound, Unauthorized
 from docbase.core.ids import format_timestamp, utc_now
-from docbase.core.auth.principal import Principal
 from docbase.core.query import In, Query, SortKey
 from docbase.core.update import SetOp, Update
 

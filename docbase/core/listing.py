@@ -1,4 +1,4 @@
-"""Shapes of list responses: totals, grouped documents and aggregate results."""
+"""Shapes of list responses: totals, counts, grouped documents and aggregate results."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ from typing import Any
 
 import msgspec
 
+from docbase.core.documents import Document, read_shape
 from docbase.core.grouping import group_key
 from docbase.core.ordering import sort_key
-from docbase.core.query import JSON, AggregateRow, Path, Query
+from docbase.core.ports import DocumentStore
+from docbase.core.query import JSON, AggregateRow, Path, Query, ReadOptions
+from docbase.core.relations import Relations
 
 
 def group_label(value: JSON) -> str:
@@ -45,3 +48,45 @@ def group_documents(documents: Sequence[dict[str, Any]], groupby: Sequence[Path]
 def totals(data_count: int, total: int, query: Query) -> dict[str, Any]:
     """The ``totals`` object of ``totals=true``."""
     return {"total": total, "count": data_count, "skip": query.skip, "max": query.limit}
+
+
+class ListReader:
+    """Answers a list read of one collection as the REST API shapes it."""
+
+    def __init__(self, store: DocumentStore, relations: Relations, collection: str) -> None:
+        self.store = store
+        self.relations = relations
+        self.collection = collection
+
+    async def read(self, query: Query, options: ReadOptions) -> JSON:
+        """An array, ``{"data", "totals"}``, groups or aggregates, as asked.
+
+        ``query.filter`` must already be limited to the caller's scope.
+        """
+        if query.aggregates:
+            return await self._aggregates(query)
+        if options.count:
+            total = await self.store.count(self.collection, query.filter)
+            return {"data": [], "totals": {**totals(0, total, query), "count": total}}
+        documents: list[Document] = await self.store.find(self.collection, query)
+        if options.fetchchildren:
+            await self.relations.embed_children(self.collection, documents, options.metafields)
+        shaped = [read_shape(d, metafields=options.metafields) for d in documents]
+        data = group_documents(shaped, query.groupby) if query.groupby else shaped
+        if options.totals:
+            total = await self.store.count(self.collection, query.filter)
+            return {"data": data, "totals": totals(len(shaped), total, query)}
+        return data
+
+    async def _aggregates(self, query: Query) -> JSON:
+        rows = await self.store.aggregate(
+            self.collection, query.filter, query.groupby, query.aggregates
+        )
+        if not query.groupby:
+            return dict(rows[0].values)
+        result = nest_rows(rows)
+        if query.grand_total:
+            grand = await self.store.aggregate(self.collection, query.filter, (),
+                                               query.aggregates)
+            result["$grand-total"] = dict(grand[0].values)
+        return result

@@ -7,24 +7,12 @@ each has its own stores, keys, settings, media and mail transport.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Self
 
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, NotFound
-
-_DB_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
-
-
-def check_database_name(name: str) -> str:
-    """Return ``name`` if it may name a database (a DNS label), else raise."""
-    if not _DB_NAME.fullmatch(name):
-        raise ConfigurationError(
-            f"invalid database name {name!r}: use lowercase letters, digits and '-', "
-            "at most 63 characters"
-        )
-    return name
+from docbase.core.names import check_database_name
 
 
 class Server:

@@ -14,10 +14,10 @@ from litestar import Request
 from litestar.di import NamedDependency
 
 from docbase.core import keys
+from docbase.core.auth.principal import Principal
 from docbase.core.database import Collection, Database
 from docbase.core.errors import Forbidden, InvalidQuery, Unauthorized
 from docbase.core.keys import ApiKey
-from docbase.core.auth.principal import Principal
 from docbase.core.server import Server
 from docbase.http.cors import allowed_origin_headers, cors_headers
 from docbase.http.errors import CORS_STATE, MethodNotAllowed

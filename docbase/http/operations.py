@@ -12,7 +12,7 @@ from typing import Any, Literal
 import msgspec
 from litestar import Request, Response
 
-from docbase.core.database import Collection
+from docbase.core.collection import Collection
 from docbase.core.documents import read_shape
 from docbase.core.errors import InvalidQuery, VersionMismatch
 from docbase.http.bodies import documents_body, object_body, read_json

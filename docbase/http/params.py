@@ -7,7 +7,7 @@ from typing import Any
 import msgspec
 from litestar import Request
 
-from docbase.core.database import Collection
+from docbase.core.collection import Collection
 from docbase.core.errors import InvalidQuery
 from docbase.core.query import JSON, Filter, Query, ReadOptions, parse_filter, parse_json
 from docbase.core.query import parse_list_params as _parse_list_params
@@ -115,7 +115,7 @@ async def expected_version(
         return None
     if len(versions) == 1:
         return next(iter(versions))
-    current = (await collection.get(document_id))["_version"]
+    current = await collection.current_version(document_id)
     if current not in versions:
         raise PreconditionFailed(f"document {document_id} is at version {current}, "
                                  "which If-Match does not name")

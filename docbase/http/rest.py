@@ -109,9 +109,9 @@ async def list_children(
     request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param, field: Param
 ) -> Reply:
     """``GET /rest/<c>/ID/<sub>``: the parent's children (404 for an unknown parent)."""
-    parent = ctx.collection(collection)
-    await parent.get(document_id)
-    return await op.read_many(request, ctx, parent.children(document_id, field))
+    children = ctx.collection(collection).children(document_id, field)
+    await children.require_parent()
+    return await op.read_many(request, ctx, children)
 
 
 @post(paths(CHILDREN))

@@ -1,0 +1,76 @@
+"""The order of the stages, written once.
+
+Every write, from HTTP or the library, passes :func:`write_stages` in this order:
+authorize, validate (schemas; none yet), before-hooks, the store operation,
+after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
+passes :func:`read_stages`: authorize, then the before-read hooks. A feature adds a
+stage here or a subscriber to the change bus; entry points never grow special cases.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from docbase.core.changes import ChangeBus
+from docbase.core.events import ReadEvent, WriteEvent
+from docbase.core.hooks import HookRegistry
+from docbase.core.pipeline.stages import (
+    AuthorizeRead,
+    AuthorizeWrite,
+    Cascade,
+    PublishChange,
+    ReadStage,
+    RunReadHooks,
+    RunWriteHooks,
+    StoreWrite,
+    ValidateWrite,
+    Validator,
+    WriteStage,
+)
+from docbase.core.ports import DocumentStore
+from docbase.core.relations import Relations
+
+
+def write_stages(
+    *,
+    store: DocumentStore,
+    relations: Relations,
+    cascade: Cascade,
+    hooks: HookRegistry,
+    validators: list[Validator],
+    changes: ChangeBus,
+) -> list[WriteStage]:
+    """The stages of the write pipeline, in the order they run."""
+    return [
+        AuthorizeWrite(),
+        ValidateWrite(validators),
+        RunWriteHooks(hooks, after=False),
+        StoreWrite(store, relations, cascade),
+        RunWriteHooks(hooks, after=True),
+        PublishChange(changes),
+    ]
+
+
+def read_stages(*, hooks: HookRegistry) -> list[ReadStage]:
+    """The stages a read passes before the store is asked, in order."""
+    return [AuthorizeRead(), RunReadHooks(hooks)]
+
+
+class Pipeline:
+    """Runs writes and reads through their stages; a stage that raises stops the rest."""
+
+    def __init__(self, writes: Sequence[WriteStage], reads: Sequence[ReadStage]) -> None:
+        self.write_stages = list(writes)
+        self.read_stages = list(reads)
+
+    async def write(self, write: WriteEvent) -> WriteEvent:
+        """Pass ``write`` through every write stage; return it as stored."""
+        for stage in self.write_stages:
+            await stage(write)
+        return write
+
+    async def read(self, read: ReadEvent) -> ReadEvent:
+        """Pass ``read`` through every read stage; return it (hooks may change its query)."""
+        for stage in self.read_stages:
+            await stage(read)
+        return read

@@ -1,0 +1,220 @@
+"""The stages of the pipelines, each a small object with one job.
+
+A stage is an async callable taking the event in flight. The order they run in is
+written once, in :mod:`docbase.core.pipeline.assembly`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Protocol, TypeAlias
+
+from docbase.core.auth import Action, authorize
+from docbase.core.changes import ChangeBus
+from docbase.core.documents import change_stamp
+from docbase.core.errors import NotFound, VersionMismatch
+from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
+from docbase.core.hooks import HookPoint, HookRegistry
+from docbase.core.ports import DocumentStore
+from docbase.core.query import In, Projection, Query
+from docbase.core.relations import ParentRef, Relations, scoped
+
+Validator: TypeAlias = Callable[[WriteEvent], Awaitable[None]]
+"""Checks and normalises a write's documents or body; raises ``ValidationFailed``."""
+Cascade: TypeAlias = Callable[[WriteEvent, Sequence[str]], Awaitable[None]]
+"""Deletes the children of documents a write is about to delete."""
+
+
+class WriteStage(Protocol):
+    """One step every write passes."""
+
+    name: str
+
+    async def __call__(self, write: WriteEvent) -> None:
+        """Do this stage's part of ``write``, or raise to refuse it."""
+
+
+class ReadStage(Protocol):
+    """One step every read passes before the store is asked."""
+
+    name: str
+
+    async def __call__(self, read: ReadEvent) -> None:
+        """Do this stage's part of ``read``, or raise to refuse it."""
+
+
+def rest_path(collection: str, parent: ParentRef | None, *tail: str) -> str:
+    """The ``/rest`` path (relative to the base URL) an operation stands for."""
+    base = (f"/rest/{collection}" if parent is None
+            else f"/rest/{parent.collection}/{parent.document_id}/{parent.field}")
+    return "/".join((base, *tail))
+
+
+def write_action(write: WriteEvent) -> Action:
+    """The :class:`Action` a write asks the principal to be allowed."""
+    if write.operation is Operation.INSERT:
+        path = rest_path(write.collection, write.parent)
+    elif write.filter is not None or write.bulk:
+        path = rest_path(write.collection, write.parent, "*")
+    else:
+        path = rest_path(write.collection, write.parent, write.ids[0])
+    return Action(write.method, path, by_query=write.filter is not None)
+
+
+class AuthorizeWrite:
+    """Ask the one decision of :mod:`docbase.core.auth` whether the write is allowed.
+
+    A cascaded write (``cause`` set) was authorized with the write that caused it.
+    """
+
+    name = "authorize"
+
+    async def __call__(self, write: WriteEvent) -> None:
+        """Raise ``Forbidden`` unless the principal may do this write."""
+        if write.cause is None:
+            authorize(write.principal, write_action(write))
+
+
+class ValidateWrite:
+    """Run the validators (schemas) over the write; none are registered by default."""
+
+    name = "validate"
+
+    def __init__(self, validators: list[Validator]) -> None:
+        self.validators = validators
+
+    async def __call__(self, write: WriteEvent) -> None:
+        """Raise ``ValidationFailed`` when a validator refuses the write."""
+        for validator in self.validators:
+            await validator(write)
+
+
+class RunWriteHooks:
+    """Run the hooks registered before (or after) the write's operation."""
+
+    def __init__(self, hooks: HookRegistry, *, after: bool) -> None:
+        self.hooks = hooks
+        self.after = after
+        self.name = "after-hooks" if after else "before-hooks"
+
+    async def __call__(self, write: WriteEvent) -> None:
+        """Run the hooks in registration order; a before-hook may refuse the write."""
+        point = HookPoint.after if self.after else HookPoint.before
+        await self.hooks.run(point(write.operation), write)
+
+
+class StoreWrite:
+    """The store operation itself, one atomic store call per write.
+
+    Deletes first run the cascade (children, then their own children) so that a crash
+    in between can leave a parent without children, never children without a parent.
+    """
+
+    name = "store"
+
+    def __init__(self, store: DocumentStore, relations: Relations, cascade: Cascade) -> None:
+        self.store = store
+        self.relations = relations
+        self.cascade = cascade
+
+    async def __call__(self, write: WriteEvent) -> None:
+        """Store the write and record in it what was stored."""
+        match write.operation:
+            case Operation.INSERT:
+                if write.parent is not None:
+                    await self.relations.record(write.parent)
+                if write.documents:
+                    await self.store.insert(write.collection, write.documents)
+            case Operation.UPDATE:
+                await self._update(write)
+            case Operation.DELETE:
+                await self._delete(write)
+
+    async def _update(self, write: WriteEvent) -> None:
+        assert write.update is not None, "an update write carries its Update"
+        document_id = write.ids[0]
+        if write.parent is not None:
+            await self._require(write, document_id)
+        document = await self.store.update(
+            write.collection, document_id, write.update,
+            stamp=change_stamp(write.principal.author),
+            expected_version=write.expected_version,
+        )
+        write.documents = [document]
+
+    async def _delete(self, write: WriteEvent) -> None:
+        if write.filter is not None:
+            filter = scoped(write.filter, write.parent)
+            matching = await self.store.find(  # only the ids, to cascade to the children
+                write.collection,
+                Query(filter=filter, limit=None, projection=Projection((("_id",),), True)),
+            )
+            await self.cascade(write, [d["_id"] for d in matching])
+            write.ids = await self.store.delete_where(write.collection, filter)
+            return
+        ids = write.ids
+        if not write.bulk:
+            await self._require(write, ids[0])
+        elif write.parent is not None:
+            found = await self.store.find(write.collection, Query(
+                filter=write.parent.scope(In(("_id",), tuple(ids))), limit=None))
+            ids = [d["_id"] for d in found]
+        await self.cascade(write, ids)
+        write.ids = await self.store.delete(write.collection, ids)
+        if not write.bulk and not write.ids:  # deleted by another writer meanwhile
+            raise NotFound(f"no document {ids[0]} in {write.collection!r}")
+
+    async def _require(self, write: WriteEvent, document_id: str) -> None:
+        document = await self.store.get(write.collection, document_id)
+        if write.parent is not None and not write.parent.holds(document):
+            raise NotFound(f"no document {document_id} in {write.collection!r}")
+        expected = write.expected_version
+        if (write.operation is Operation.DELETE and expected is not None
+                and document["_version"] != expected):
+            raise VersionMismatch(f"document {document_id} has changed (version "
+                                  f"{document['_version']}, expected {expected})")
+
+
+class PublishChange:
+    """Publish the committed write to the change bus."""
+
+    name = "publish"
+
+    def __init__(self, bus: ChangeBus) -> None:
+        self.bus = bus
+
+    async def __call__(self, write: WriteEvent) -> None:
+        """Describe the write as a :class:`ChangeEvent`; writes that changed nothing are quiet."""
+        ids = write.ids if write.operation is Operation.DELETE else [
+            d["_id"] for d in write.documents]
+        if not ids:
+            return
+        documents = () if write.operation is Operation.DELETE else tuple(write.documents)
+        await self.bus.publish(ChangeEvent(
+            write.collection, write.operation, write.method, tuple(ids), documents,
+            author=write.principal.author, cause=write.cause,
+        ))
+
+
+class AuthorizeRead:
+    """Ask the one decision of :mod:`docbase.core.auth` whether the read is allowed."""
+
+    name = "authorize"
+
+    async def __call__(self, read: ReadEvent) -> None:
+        """Raise ``Forbidden`` unless the principal may read this."""
+        tail = () if read.document_id is None else (read.document_id,)
+        authorize(read.principal, Action("GET", rest_path(read.collection, read.parent, *tail)))
+
+
+class RunReadHooks:
+    """Run the before-read hooks; they may change the query or refuse the read."""
+
+    name = "before-hooks"
+
+    def __init__(self, hooks: HookRegistry) -> None:
+        self.hooks = hooks
+
+    async def __call__(self, read: ReadEvent) -> None:
+        """Run the hooks in registration order."""
+        await self.hooks.run(HookPoint.BEFORE_READ, read)
