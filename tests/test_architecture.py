@@ -1,4 +1,4 @@
-"""Layering rules of ARCHITECTURE.md, enforced rather than remembered."""
+"""Layering rules of docs/architecture.md, enforced rather than remembered."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""API keys over real HTTPS: 401 and 403 exactly as API.md says, databases isolated."""
+"""API keys over real HTTPS: 401 and 403 exactly as docs/http.md says, databases isolated."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Every error status of API.md that exists so far, as JSON, over real HTTPS."""
+"""Every error status of docs/http.md that exists so far, as JSON, over real HTTPS."""
 
 from __future__ import annotations
 

@@ -2,7 +2,7 @@
 
 Each test names the native MongoDB behaviour it guards against, stores documents that
 trigger it and checks the adapter's answer, written out by hand from
-QUERY-SEMANTICS.md. The compile-shape tests at the end say which form each kind of
+docs/query.md ("Semantics"). The compile-shape tests at the end say which form each kind of
 condition takes (native operator, ``$expr``, or a residual checked by core).
 """
 

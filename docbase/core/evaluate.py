@@ -1,6 +1,6 @@
 """The reference semantics of a query: matching, sorting, paging, projection, grouping.
 
-This is ``QUERY-SEMANTICS.md`` in executable form. The memory adapter runs it; the SQL
+This is the semantics of ``docs/query.md`` in executable form. The memory adapter runs it; the SQL
 and Mongo adapters compile the AST of :mod:`docbase.core.query` and are tested against
 it. Where the page leaves a choice open, this module fixes it (and says so below):
 
@@ -121,7 +121,7 @@ def reached_values(document: JSON, path: Path) -> list[JSON]:
 
 
 def matches(filter: Filter, document: JSON) -> bool:
-    """Tell whether ``document`` satisfies ``filter``, per ``QUERY-SEMANTICS.md``.
+    """Tell whether ``document`` satisfies ``filter``, per ``docs/query.md`` ("Semantics").
 
     ``document`` is usually an object; inside ``$elemMatch`` it is an array element
     and the conditions use the empty path.

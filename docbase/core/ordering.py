@@ -1,6 +1,6 @@
 """The one total order over JSON values, shared by sorting, ``MIN``/``MAX`` and ``$gt``.
 
-Ascending, the type classes come in this order (``QUERY-SEMANTICS.md``, "Sort order"):
+Ascending, the type classes come in this order (``docs/query.md``, "Semantics"):
 
 1. missing and null (equal to each other),
 2. numbers, by value (``1 == 1.0``; ``bool`` is *not* a number),
