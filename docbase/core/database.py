@@ -27,6 +27,7 @@ from docbase.core.hooks import HookRegistry, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import group_documents, nest_rows, totals
 from docbase.core.ports import BlobStore, DocumentStore
+from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.query import (
     DEFAULT_MAX,
@@ -86,6 +87,7 @@ class Database:
         self.name = name
         self.limits = limits or Limits()
         self.hooks = hooks or HookRegistry()
+        self.auth_cache = SystemCache()
         self._known_relations: set[tuple[str, str]] = set()
 
     async def open(self) -> None:

@@ -1,4 +1,4 @@
-"""The one allow/deny decision: may this principal do this action?
+"""The one allow/deny decision: whether a principal may do an action.
 
 Every caller asks here: the HTTP layer for the request as it arrived, and the write
 and read pipelines of core for the operation they are about to run (so the embedded
