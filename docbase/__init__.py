@@ -11,6 +11,7 @@
 
 from __future__ import annotations
 
+from docbase.core.auth.principal import Principal
 from docbase.core.database import Collection, Database
 from docbase.core.errors import (
     BackendError,
@@ -29,7 +30,6 @@ from docbase.core.errors import (
     VersionMismatch,
 )
 from docbase.core.hooks import HookRegistry, WriteEvent
-from docbase.core.auth.principal import Principal
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits

@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
+from docbase.core.auth import Principal
 from docbase.core.database import Collection, Database
 from docbase.core.documents import META_FIELDS
 from docbase.core.errors import (
@@ -23,7 +24,6 @@ from docbase.core.errors import (
 )
 from docbase.core.hooks import HookRegistry, WriteEvent
 from docbase.core.ids import is_object_id
-from docbase.core.principal import Principal
 from docbase.core.query import Aggregate, Query, ReadOptions, parse_list_params
 from docbase.core.settings import Limits
 

@@ -14,6 +14,8 @@ from typing import Self
 
 import msgspec
 
+from docbase.core.auth.cache import SystemCache
+from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.documents import Document, change_stamp, new_document, read_shape
 from docbase.core.errors import (
     Conflict,
@@ -27,8 +29,6 @@ from docbase.core.hooks import HookRegistry, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import group_documents, nest_rows, totals
 from docbase.core.ports import BlobStore, DocumentStore
-from docbase.core.auth.cache import SystemCache
-from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
