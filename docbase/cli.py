@@ -33,7 +33,7 @@ from docbase.config import (
     resolve,
     write_secret,
 )
-from docbase.core import keys
+from docbase.core import auth
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.registry import open_stores, scheme_of
@@ -221,7 +221,7 @@ def _keys_create(args: argparse.Namespace) -> int:
     deployment, entry = _open_database(args)
 
     async def create(db: Database) -> int:
-        raw, key = await keys.create_key(
+        raw, key = await auth.create_key(
             db, full_access=True if args.full else None, paths=args.path,
             methods=args.method, origins=args.origin, expires=args.expires,
             description=args.description,
@@ -234,7 +234,7 @@ def _keys_create(args: argparse.Namespace) -> int:
     return _with_database(entry, deployment, create)
 
 
-def _key_status(key: keys.ApiKey) -> str:
+def _key_status(key: auth.ApiKey) -> str:
     if key.revoked:
         return "revoked"
     return "expired" if key.is_expired() else "active"
@@ -244,7 +244,7 @@ def _keys_list(args: argparse.Namespace) -> int:
     deployment, entry = _open_database(args)
 
     async def listing(db: Database) -> int:
-        found = await keys.list_keys(db)
+        found = await auth.list_keys(db)
         if args.json:
             for key in found:
                 row = msgspec.to_builtins(key) | {"status": _key_status(key)}
@@ -266,7 +266,7 @@ def _keys_revoke(args: argparse.Namespace) -> int:
     deployment, entry = _open_database(args)
 
     async def revoke(db: Database) -> int:
-        key = await keys.revoke_key(db, args.key)
+        key = await auth.revoke_key(db, args.key)
         _say(f"revoked key {key.id} ({key.prefix}…) of database {entry.name!r} "
              f"at {key.revoked}")
         return 0
@@ -282,7 +282,7 @@ def _db_create(args: argparse.Namespace) -> int:
     entry = add_to_catalog(deployment, args.name, args.storage)
 
     async def bootstrap(db: Database) -> int:
-        raw, _ = await keys.create_key(db, full_access=True, description="admin")
+        raw, _ = await auth.create_key(db, full_access=True, description="admin")
         path = admin_key_path(deployment.data_path, entry.name)
         path.unlink(missing_ok=True)
         write_secret(path, raw + "\n")

@@ -10,7 +10,7 @@ import pytest
 
 from docbase import Database
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
-from docbase.core import keys
+from docbase.core import auth
 from docbase.http.testing import LiveDocbase, live_docbase
 
 ID = "5f0c0e0c0e0c0e0c0e0c0e0c"
@@ -78,7 +78,7 @@ async def test_expired_key_is_401(live: LiveDocbase) -> None:
 async def test_revoked_key_is_401_at_once(live: LiveDocbase) -> None:
     raw = await live.key()
     assert (await live.client.get("/rest/people", headers={"x-apikey": raw})).status_code == 200
-    await keys.revoke_key(live.db, raw)
+    await auth.revoke_key(live.db, raw)
     response = await live.client.get("/rest/people", headers={"x-apikey": raw})
     assert_status(response, 401)
     assert "revoked" in response.json()["message"]
@@ -87,7 +87,7 @@ async def test_revoked_key_is_401_at_once(live: LiveDocbase) -> None:
 async def test_use_is_recorded_as_last_used(live: LiveDocbase) -> None:
     raw = await live.key(description="recorded")
     await live.client.get("/rest/people", headers={"x-apikey": raw})
-    [key] = [k for k in await keys.list_keys(live.db) if k.description == "recorded"]
+    [key] = [k for k in await auth.list_keys(live.db) if k.description == "recorded"]
     assert key.last_used is not None
 
 

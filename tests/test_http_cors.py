@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from docbase import Database
-from docbase.core import keys
+from docbase.core import auth
 from docbase.http.testing import LiveDocbase, live_docbase
 
 APP = "https://app.example.com"
@@ -71,7 +71,7 @@ async def test_wildcard_origin_key_allows_any_origin(live: LiveDocbase) -> None:
 
 async def test_revoked_keys_open_no_origin(live: LiveDocbase) -> None:
     raw = await live.key(origins=[APP])
-    await keys.revoke_key(live.db, raw)
+    await auth.revoke_key(live.db, raw)
     response = await live.client.options("/rest/people", headers=preflight(APP))
     assert response.status_code == 403
 

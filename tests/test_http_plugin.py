@@ -12,7 +12,7 @@ from litestar.di import NamedDependency
 
 from docbase import Database
 from docbase.adapters.memory import MemoryDocumentStore
-from docbase.core import keys
+from docbase.core import auth
 from docbase.core.server import Server
 from docbase.http import DocbasePlugin, create_app
 from docbase.http.testing import serve_tls, write_certificate
@@ -25,7 +25,7 @@ async def hello(docbase_server: NamedDependency[Server]) -> dict[str, Any]:
 
 async def test_plugin_serves_docbase_next_to_the_host_routes(stores: Any, tmp_path: Path) -> None:
     server = Server({"main": Database(*stores, name="main")})
-    raw, _ = await keys.create_key(server.database("main"))
+    raw, _ = await auth.create_key(server.database("main"))
     app = Litestar(route_handlers=[hello], plugins=[DocbasePlugin(server, manage_lifespan=False)])
     certfile, keyfile = write_certificate(tmp_path)
     verify = ssl.create_default_context(cafile=str(certfile))

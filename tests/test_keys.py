@@ -1,4 +1,4 @@
-"""API keys (docbase.core.keys) on every storage backend."""
+"""API keys (docbase.core.auth) on every storage backend."""
 
 from __future__ import annotations
 
@@ -8,8 +8,9 @@ import pytest
 
 from docbase import Database, Forbidden, InvalidQuery, NotFound, Unauthorized
 from docbase.adapters.memory import MemoryDocumentStore
-from docbase.core import keys
+from docbase.core import auth
 from docbase.core.errors import Conflict
+from docbase.core.query import Query
 
 
 @pytest.fixture
@@ -18,56 +19,56 @@ def db(stores: Any) -> Database:
 
 
 async def test_full_access_key_authenticates_as_api(db: Database) -> None:
-    raw, key = await keys.create_key(db, description="admin")
-    principal = await keys.authenticate(db, raw)
+    raw, key = await auth.create_key(db, description="admin")
+    principal = await auth.authenticate(db, raw)
     assert key.full_access
     assert (principal.kind, principal.author, principal.full_access) == ("key", "api", True)
     assert principal.key_id == key.id
 
 
 async def test_only_the_hash_and_a_prefix_are_stored(db: Database) -> None:
-    raw, key = await keys.create_key(db)
-    stored = await db.store.find(keys.KEYS_COLLECTION, keys.Query(limit=None))
+    raw, key = await auth.create_key(db)
+    stored = await db.store.find(auth.KEYS_COLLECTION, Query(limit=None))
     assert len(stored) == 1
     assert raw not in repr(stored)
-    assert stored[0]["hash"] == keys.hash_key(raw)
+    assert stored[0]["hash"] == auth.hash_key(raw)
     assert key.prefix == raw[:8]
 
 
 async def test_keys_are_random_and_high_entropy(db: Database) -> None:
-    first, _ = await keys.create_key(db)
-    second, _ = await keys.create_key(db)
+    first, _ = await auth.create_key(db)
+    second, _ = await auth.create_key(db)
     assert first != second
     assert len(first) >= 32
 
 
 async def test_given_raw_key_is_adopted_once(db: Database) -> None:
-    raw, _ = await keys.create_key(db, raw_key="operator-chosen-secret")
+    raw, _ = await auth.create_key(db, raw_key="operator-chosen-secret")
     assert raw == "operator-chosen-secret"
-    assert (await keys.authenticate(db, raw)).full_access
+    assert (await auth.authenticate(db, raw)).full_access
     with pytest.raises(Conflict):
-        await keys.create_key(db, raw_key="operator-chosen-secret")
+        await auth.create_key(db, raw_key="operator-chosen-secret")
 
 
 @pytest.mark.parametrize("bad", ["short", "has space inside", "ümlaut-key-value"])
 async def test_given_raw_key_must_be_printable_ascii(db: Database, bad: str) -> None:
     with pytest.raises(InvalidQuery):
-        await keys.create_key(db, raw_key=bad)
+        await auth.create_key(db, raw_key=bad)
 
 
 async def test_ensure_key_is_idempotent(db: Database) -> None:
-    first, created = await keys.ensure_key(db, "admin-key-from-env")
-    again, created_again = await keys.ensure_key(db, "admin-key-from-env")
+    first, created = await auth.ensure_key(db, "admin-key-from-env")
+    again, created_again = await auth.ensure_key(db, "admin-key-from-env")
     assert (created, created_again) == (True, False)
     assert first.id == again.id
-    assert len(await keys.list_keys(db)) == 1
+    assert len(await auth.list_keys(db)) == 1
 
 
 async def test_list_keys_shows_scopes_but_no_secrets(db: Database) -> None:
-    await keys.create_key(db)
-    await keys.create_key(db, paths=["/rest/customers/**"], methods=["get"],
+    await auth.create_key(db)
+    await auth.create_key(db, paths=["/rest/customers/**"], methods=["get"],
                           origins=["https://app.example.com/"], expires="2999-01-01")
-    listed = await keys.list_keys(db)
+    listed = await auth.list_keys(db)
     assert [k.full_access for k in listed] == [True, False]
     scoped = listed[1]
     assert scoped.paths == ("/rest/customers/**",)
@@ -84,61 +85,61 @@ async def test_list_keys_shows_scopes_but_no_secrets(db: Database) -> None:
 )
 async def test_malformed_scopes_are_refused(db: Database, options: dict[str, Any]) -> None:
     with pytest.raises(InvalidQuery):
-        await keys.create_key(db, **options)
+        await auth.create_key(db, **options)
 
 
 async def test_unknown_and_missing_keys_are_unauthorized(db: Database) -> None:
-    await keys.create_key(db)
+    await auth.create_key(db)
     with pytest.raises(Unauthorized):
-        await keys.authenticate(db, "not-a-key-of-this-database")
+        await auth.authenticate(db, "not-a-key-of-this-database")
     with pytest.raises(Unauthorized):
-        await keys.authenticate(db, None)
+        await auth.authenticate(db, None)
     with pytest.raises(Unauthorized):
-        await keys.authenticate(db, "")
+        await auth.authenticate(db, "")
 
 
 async def test_expired_key_is_unauthorized(db: Database) -> None:
-    raw, _ = await keys.create_key(db, expires="2001-01-01T00:00:00Z")
+    raw, _ = await auth.create_key(db, expires="2001-01-01T00:00:00Z")
     with pytest.raises(Unauthorized, match="expired"):
-        await keys.authenticate(db, raw)
+        await auth.authenticate(db, raw)
 
 
 @pytest.mark.parametrize("by", ["raw", "id", "prefix", "id-prefix"])
 async def test_revoked_key_is_unauthorized(db: Database, by: str) -> None:
-    raw, key = await keys.create_key(db)
-    await keys.authenticate(db, raw)  # cached now: revoking must still take effect
+    raw, key = await auth.create_key(db)
+    await auth.authenticate(db, raw)  # cached now: revoking must still take effect
     name = {"raw": raw, "id": key.id, "prefix": key.prefix, "id-prefix": key.id[:10]}[by]
-    revoked = await keys.revoke_key(db, name)
+    revoked = await auth.revoke_key(db, name)
     assert revoked.id == key.id
     assert revoked.revoked is not None
     with pytest.raises(Unauthorized, match="revoked"):
-        await keys.authenticate(db, raw)
-    assert (await keys.list_keys(db))[0].revoked == revoked.revoked
+        await auth.authenticate(db, raw)
+    assert (await auth.list_keys(db))[0].revoked == revoked.revoked
 
 
 async def test_revoke_refuses_unknown_and_ambiguous_names(db: Database) -> None:
-    await keys.create_key(db, raw_key="samestart-one")
-    await keys.create_key(db, raw_key="samestart-two")
+    await auth.create_key(db, raw_key="samestart-one")
+    await auth.create_key(db, raw_key="samestart-two")
     with pytest.raises(NotFound):
-        await keys.revoke_key(db, "nothing-like-it")
+        await auth.revoke_key(db, "nothing-like-it")
     with pytest.raises(InvalidQuery, match="2 keys"):
-        await keys.revoke_key(db, "samesta")
+        await auth.revoke_key(db, "samesta")
 
 
 async def test_last_used_lands_in_storage(db: Database) -> None:
-    raw, key = await keys.create_key(db)
+    raw, key = await auth.create_key(db)
     assert key.last_used is None
-    await keys.authenticate(db, raw)
-    stored = await db.store.get(keys.KEYS_COLLECTION, key.id)
+    await auth.authenticate(db, raw)
+    stored = await db.store.get(auth.KEYS_COLLECTION, key.id)
     assert stored["last_used"] is not None
 
 
 async def test_a_key_of_one_database_is_unknown_to_another(db: Database) -> None:
-    raw, _ = await keys.create_key(db)
+    raw, _ = await auth.create_key(db)
     async with MemoryDocumentStore() as other_store:
         other = Database(other_store, name="other")
         with pytest.raises(Unauthorized):
-            await keys.authenticate(other, raw)
+            await auth.authenticate(other, raw)
 
 
 @pytest.mark.parametrize(
@@ -158,18 +159,18 @@ async def test_a_key_of_one_database_is_unknown_to_another(db: Database) -> None
 async def test_scoped_key_allows_its_globs_and_methods(
     db: Database, method: str, path: str, allowed: bool
 ) -> None:
-    raw, _ = await keys.create_key(db, paths=["/rest/customers/**"], methods=["GET", "POST"])
-    key = await keys.authenticate_key(db, raw)
+    raw, _ = await auth.create_key(db, paths=["/rest/customers/**"], methods=["GET", "POST"])
+    key = await auth.authenticate_key(db, raw)
     assert not key.full_access
     if allowed:
-        keys.authorize(key, method, path)
+        auth.authorize(key.principal(), auth.Action(method, path))
     else:
         with pytest.raises(Forbidden):
-            keys.authorize(key, method, path)
+            auth.authorize(key.principal(), auth.Action(method, path))
 
 
 def test_single_star_matches_one_segment() -> None:
-    key = keys.ApiKey(id="x" * 24, prefix="x", full_access=False,
+    key = auth.ApiKey(id="x" * 24, prefix="x", full_access=False,
                       paths=("/rest/*/_meta", "/rest/p?ople"))
     assert key.allows("GET", "/rest/customers/_meta")
     assert not key.allows("GET", "/rest/a/b/_meta")
@@ -178,11 +179,11 @@ def test_single_star_matches_one_segment() -> None:
 
 
 async def test_keys_for_origin_lists_live_keys_allowing_it(db: Database) -> None:
-    await keys.create_key(db, origins=["https://a.example"])
-    await keys.create_key(db, origins=["*"], methods=["GET"])
-    await keys.create_key(db, origins=["https://a.example"], expires="2001-01-01")
-    revoked, _ = await keys.create_key(db, origins=["https://a.example"])
-    await keys.revoke_key(db, revoked)
-    await keys.create_key(db)
-    assert len(await keys.keys_for_origin(db, "https://a.example")) == 2
-    assert len(await keys.keys_for_origin(db, "https://b.example")) == 1
+    await auth.create_key(db, origins=["https://a.example"])
+    await auth.create_key(db, origins=["*"], methods=["GET"])
+    await auth.create_key(db, origins=["https://a.example"], expires="2001-01-01")
+    revoked, _ = await auth.create_key(db, origins=["https://a.example"])
+    await auth.revoke_key(db, revoked)
+    await auth.create_key(db)
+    assert len(await auth.keys_for_origin(db, "https://a.example")) == 2
+    assert len(await auth.keys_for_origin(db, "https://b.example")) == 1

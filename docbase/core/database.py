@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Self
 
+from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.changes import ChangeBus
 from docbase.core.collection import Collection
@@ -45,6 +46,8 @@ class Database:
         self.validators: list[Validator] = []
         """Run by the validate stage of every write, in order."""
         self.relations = Relations(store)
+        self.auth_cache = SystemCache()
+        """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
         self.pipeline = Pipeline(
             write_stages(store=store, relations=self.relations, cascade=self._cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),

@@ -2,8 +2,9 @@
 
 :func:`request_context` is the dependency every ``/rest`` handler receives. It picks
 the database (path prefix ``/db/<name>``, host ``<name>.<domain>``, else the default),
-resolves ``X-HTTP-Method-Override``, authenticates the API key, checks the key's
-paths, methods and CORS origins, and records the CORS headers the response carries.
+resolves ``X-HTTP-Method-Override``, authenticates the API key, records the CORS
+headers the response carries, and asks :func:`~docbase.core.auth.authorize` whether the
+key's paths, methods and CORS origins cover the request.
 """
 
 from __future__ import annotations
@@ -13,11 +14,9 @@ from typing import Any, TypeAlias
 from litestar import Request
 from litestar.di import NamedDependency
 
-from docbase.core import keys
-from docbase.core.auth.principal import Principal
+from docbase.core.auth import Action, ApiKey, Principal, authenticate_key, authorize
 from docbase.core.database import Collection, Database
-from docbase.core.errors import Forbidden, InvalidQuery, Unauthorized
-from docbase.core.keys import ApiKey
+from docbase.core.errors import InvalidQuery, Unauthorized
 from docbase.core.server import Server
 from docbase.http.cors import allowed_origin_headers, cors_headers
 from docbase.http.errors import CORS_STATE, MethodNotAllowed
@@ -119,16 +118,16 @@ async def request_context(
         headers = await allowed_origin_headers(database, origin)
         if headers:
             request.state[CORS_STATE] = headers
-    key = await keys.authenticate_key(database, raw_key(request))
+    key = await authenticate_key(database, raw_key(request))
     if origin:
         if key.allows_origin(origin):
             request.state[CORS_STATE] = cors_headers(origin)
-        elif key.origins:
-            raise Forbidden(f"this API key may not be used from origin {origin}")
-        else:
+        elif not key.origins:  # usable, but the browser must not read the response
             request.state.pop(CORS_STATE, None)
-    keys.authorize(key, method, path)
-    return RequestContext(name, database, path, method, key)
+        # a key limited to other origins: authorize refuses it, with the headers above
+    context = RequestContext(name, database, path, method, key)
+    authorize(context.principal, Action(method, path, origin=origin or None))
+    return context
 
 
 Ctx: TypeAlias = NamedDependency[RequestContext]

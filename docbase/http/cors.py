@@ -18,7 +18,7 @@ from typing import Any
 
 from litestar import Request, Response
 
-from docbase.core import keys
+from docbase.core.auth import ApiKey, keys_for_origin
 from docbase.core.database import Database
 from docbase.core.errors import Forbidden
 
@@ -39,10 +39,10 @@ def cors_headers(origin: str) -> dict[str, str]:
 
 async def allowed_origin_headers(database: Database, origin: str) -> dict[str, str] | None:
     """CORS headers for ``origin`` when any live key of ``database`` allows it."""
-    return cors_headers(origin) if await keys.keys_for_origin(database, origin) else None
+    return cors_headers(origin) if await keys_for_origin(database, origin) else None
 
 
-def _covers(key: keys.ApiKey, method: str, path: str) -> bool:
+def _covers(key: ApiKey, method: str, path: str) -> bool:
     methods = (method, "PUT", "PATCH", "DELETE") if method == "POST" else (method,)
     return any(key.allows(m, path) for m in methods)
 
@@ -61,7 +61,7 @@ async def preflight(
     if not origin or not method:
         return Response(b"", status_code=204, headers={"allow": "GET, POST, PUT, PATCH, "
                                                                "DELETE, OPTIONS"})
-    if not any(_covers(k, method, path) for k in await keys.keys_for_origin(database, origin)):
+    if not any(_covers(k, method, path) for k in await keys_for_origin(database, origin)):
         raise Forbidden(f"no API key of this database allows {method} {path} from {origin}")
     requested = request.headers.get("access-control-request-headers")
     return Response(b"", status_code=204, headers={

@@ -34,7 +34,7 @@ from docbase.config import (
     ensure_data_dir,
     write_secret,
 )
-from docbase.core import keys
+from docbase.core import auth
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError
 from docbase.core.registry import open_stores, scheme_of
@@ -120,16 +120,16 @@ async def ensure_admin_key(
     environ = dict(os.environ) if environ is None else environ
     given = environ.get(ADMIN_KEY_ENV) if database.name == PRIMARY else None
     if given:
-        key, created = await keys.ensure_key(database, given.strip(), description="admin")
+        key, created = await auth.ensure_key(database, given.strip(), description="admin")
         warning = None
         if key.revoked is not None:
             warning = f"the key in {ADMIN_KEY_ENV} was revoked at {key.revoked}"
         return AdminKey(database.name, "env", created, warning=warning)
-    if await keys.list_keys(database):
+    if await auth.list_keys(database):
         return AdminKey(database.name, "existing", created=False)
     path = admin_key_path(data_dir, database.name)
     raw = path.read_text().strip() if path.exists() else None
-    raw, _ = await keys.create_key(database, full_access=True, raw_key=raw, description="admin")
+    raw, _ = await auth.create_key(database, full_access=True, raw_key=raw, description="admin")
     if not path.exists():
         write_secret(path, raw + "\n")
     return AdminKey(database.name, "file", created=True, path=str(path))

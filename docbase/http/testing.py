@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import uvicorn
 
-from docbase.core import keys
+from docbase.core.auth import create_key
 from docbase.core.database import Database
 from docbase.core.server import Server
 from docbase.http.app import create_app
@@ -92,8 +92,8 @@ class LiveDocbase:
         return {"x-apikey": self.admin_keys[database or self.server.default]}
 
     async def key(self, database: str | None = None, **options: Any) -> str:
-        """Create a key (see :func:`docbase.core.keys.create_key`); return its raw value."""
-        raw, _ = await keys.create_key(self.server.database(database or self.server.default),
+        """Create a key (see :func:`docbase.core.auth.create_key`); return its raw value."""
+        raw, _ = await create_key(self.server.database(database or self.server.default),
                                        **options)
         return raw
 
@@ -111,7 +111,7 @@ async def live_docbase(
     """
     certfile, keyfile = write_certificate(directory)
     server = Server(databases, domain=domain)
-    admin = {name: (await keys.create_key(db, description="test admin"))[0]
+    admin = {name: (await create_key(db, description="test admin"))[0]
              for name, db in databases.items()}
     verify = ssl.create_default_context(cafile=str(certfile))
     async with (

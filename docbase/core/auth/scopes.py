@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Iterable
 
 import msgspec
 
+from docbase.core.errors import InvalidQuery
+
 METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
 """The methods a scope may name."""
+_ORIGIN = re.compile(r"[a-z][a-z0-9+.-]*://[^/\s]+")
 
 
 def normal_path(path: str) -> str:
@@ -53,3 +57,28 @@ class Scope(msgspec.Struct, frozen=True):
     def allows_origin(self, origin: str) -> bool:
         """Tell whether a browser page of ``origin`` may use the credential."""
         return "*" in self.origins or origin in self.origins
+
+
+def parse_scope(paths: Iterable[str], methods: Iterable[str], origins: Iterable[str]) -> Scope:
+    """Check and normalise a scope as given by an operator.
+
+    Methods are upper-cased and deduplicated, origins lose a trailing slash.
+
+    Raises:
+        InvalidQuery: a path glob not starting with ``/``, a method outside
+            :data:`METHODS`, or an origin that is neither ``*`` nor ``scheme://host``.
+
+    """
+    paths_ = tuple(paths)
+    for path in paths_:
+        if not isinstance(path, str) or not path.startswith("/"):
+            raise InvalidQuery(f"path glob {path!r} must start with '/' (e.g. /rest/customers/**)")
+    methods_ = tuple(dict.fromkeys(m.upper() for m in methods))
+    for method in methods_:
+        if method not in METHODS:
+            raise InvalidQuery(f"unknown method {method!r}; use {', '.join(sorted(METHODS))}")
+    origins_ = tuple(o.rstrip("/") for o in origins)
+    for origin in origins_:
+        if origin != "*" and not _ORIGIN.fullmatch(origin):
+            raise InvalidQuery(f"origin {origin!r} must look like https://app.example.com or *")
+    return Scope(paths_, methods_, origins_)
