@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import Self
 
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, NotFound
+from docbase.core.lifecycle import AsyncResource
 
 _DB_NAME = re.compile(r"[a-z0-9][a-z0-9-]{0,62}")
 
@@ -27,7 +27,7 @@ def check_database_name(name: str) -> str:
     return name
 
 
-class Server:
+class Server(AsyncResource):
     """Several named databases and the rule that routes a request to one of them."""
 
     def __init__(
@@ -88,10 +88,3 @@ class Server:
         """Close every database."""
         for database in self.databases.values():
             await database.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
