@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("docbase.testing.contract")
+pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
 
 from tests.backends import BACKENDS  # noqa: E402
 

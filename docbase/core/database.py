@@ -9,7 +9,6 @@ thin translation of requests into these calls; ``docs/embedding.md`` shows them.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Self
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
@@ -17,6 +16,7 @@ from docbase.core.changes import ChangeBus
 from docbase.core.collection import Collection
 from docbase.core.events import Operation, WriteEvent
 from docbase.core.hooks import HookRegistry
+from docbase.core.lifecycle import AsyncResource
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore
@@ -24,7 +24,7 @@ from docbase.core.relations import ParentRef, Relations, children_of
 from docbase.core.settings import Limits
 
 
-class Database:
+class Database(AsyncResource):
     """One database: collections on a document store, media on a blob store."""
 
     def __init__(
@@ -61,13 +61,6 @@ class Database:
     async def close(self) -> None:
         """Close the underlying stores."""
         await self.store.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of the user collection ``name`` acting as ``principal``."""

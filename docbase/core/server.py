@@ -8,14 +8,14 @@ each has its own stores, keys, settings, media and mail transport.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Self
 
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, NotFound
+from docbase.core.lifecycle import AsyncResource
 from docbase.core.names import check_database_name
 
 
-class Server:
+class Server(AsyncResource):
     """Several named databases and the rule that routes a request to one of them."""
 
     def __init__(
@@ -76,10 +76,3 @@ class Server:
         """Close every database."""
         for database in self.databases.values():
             await database.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()

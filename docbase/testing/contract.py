@@ -2,7 +2,7 @@
 
 Subclass :class:`DocumentStoreContract` / :class:`BlobStoreContract` in a test module
 and provide an async ``store`` / ``blob_store`` fixture yielding an open, empty store.
-Expected results here are written out by hand from ``QUERY-SEMANTICS.md``.
+Expected results here are written out by hand from the semantics in ``docs/query.md``.
 """
 
 from __future__ import annotations

@@ -395,7 +395,7 @@ def _q_documents(
 def json_queries(max_depth: int = 3) -> st.SearchStrategy[dict[str, JSON]]:
     """Generate raw ``q`` objects that :func:`~docbase.core.query.parse_filter` accepts.
 
-    It uses every operator of API.md, ``$date`` operands of every kind (parse them with
+    It uses every operator of ``docs/query.md``, ``$date`` operands of every kind (parse them with
     a fixed ``now``), ``$not`` with operators or a plain value, ``$elemMatch`` with
     element operators or field conditions, and ``$and``/``$or`` up to ``max_depth``.
     """

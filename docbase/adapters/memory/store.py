@@ -10,15 +10,17 @@ each operation as atomic.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 
 from docbase.core import evaluate, grouping
 from docbase.core.documents import Document
-from docbase.core.errors import Conflict, NotFound, VersionMismatch
+from docbase.core.errors import Conflict, NotFound
+from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
-from docbase.core.update import Update, apply_update
+from docbase.core.update import Update
+from docbase.core.versioning import updated_document
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -29,7 +31,7 @@ def _copy(document: Document) -> Document:
     return result
 
 
-class MemoryDocumentStore:
+class MemoryDocumentStore(AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
 
     def __init__(self) -> None:
@@ -42,13 +44,6 @@ class MemoryDocumentStore:
 
     async def close(self) -> None:
         """Nothing to release; the data stays until the object is dropped."""
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     def _documents(self, collection: str) -> list[Document]:
         return list(self._collections.get(collection, {}).values())
@@ -124,14 +119,7 @@ class MemoryDocumentStore:
         current = self._collections.get(collection, {}).get(document_id)
         if current is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
-        if expected_version is not None and current["_version"] != expected_version:
-            raise VersionMismatch(
-                f"document {document_id} is at version {current['_version']}, "
-                f"not {expected_version}"
-            )
-        changed = apply_update(current, update)
-        changed.update(stamp)
-        changed["_version"] = current["_version"] + 1
+        changed = updated_document(document_id, current, update, stamp, expected_version)
         self._check_unique(collection, [changed], replacing=document_id)
         self._collections[collection][document_id] = _copy(changed)
         return changed

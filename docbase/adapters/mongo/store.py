@@ -18,7 +18,7 @@ may briefly see part of a batch that is then withdrawn.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 from bson import ObjectId
@@ -44,9 +44,11 @@ from docbase.adapters.mongo.sorting import sortable_on_server
 from docbase.adapters.mongo.updates import compile_update
 from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
-from docbase.core.errors import BackendError, InvalidId, NotFound, VersionMismatch
+from docbase.core.errors import BackendError, InvalidId, NotFound
+from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
-from docbase.core.update import Update, apply_update
+from docbase.core.update import Update
+from docbase.core.versioning import updated_document
 
 DEFAULT_DATABASE = "docbase"
 Raw = dict[str, Any]
@@ -54,7 +56,7 @@ _UPDATE_ATTEMPTS = 1000  # optimistic retries of one read-apply-replace update
 _UNSEARCHED = {SEARCH_FIELD: 0}
 
 
-class MongoDocumentStore:
+class MongoDocumentStore(AsyncResource):
     """Collections of documents in one MongoDB database."""
 
     def __init__(
@@ -83,13 +85,6 @@ class MongoDocumentStore:
         """Close the client if this store created it."""
         if self._owns_client:
             await self._client.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     def _collection(self, name: str) -> AsyncCollection[Raw]:
         return self._db[collection_name(name)]
@@ -162,15 +157,9 @@ class MongoDocumentStore:
         if raw is None:
             raise NotFound(f"no document {oid} in {target.name!r}")
         current = decode_document(raw)
-        version = current["_version"]
-        if expected_version is not None and version != expected_version:
-            raise VersionMismatch(f"document {oid} is at version {version}, "
-                                  f"not {expected_version}")
-        changed = apply_update(current, update)
-        changed.update(stamp)
-        changed["_version"] = version + 1
+        changed = updated_document(str(oid), current, update, stamp, expected_version)
         with translated(f"update {oid}"):
-            result = await target.replace_one({"_id": oid, "_version": version},
+            result = await target.replace_one({"_id": oid, "_version": current["_version"]},
                                               encode_document(changed))
         return changed if result.matched_count else None
 

@@ -1,7 +1,7 @@
 """The query AST compiled to SQLAlchemy Core: WHERE conditions and ORDER BY keys.
 
 Every field condition has the same shape, which keeps the common case fast and indexed
-while staying exact (``QUERY-SEMANTICS.md``)::
+while staying exact (``docs/query.md``, "Semantics")::
 
     test(key(value at path))  OR  (fanout(path) AND EXISTS (reached values passing test))
 

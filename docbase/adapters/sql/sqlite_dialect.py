@@ -120,9 +120,8 @@ class SqliteDialect(Dialect):
     def json_param(self, name: str) -> Expr:
         return sa.bindparam(name, type_=sa.Text)
 
-    @override
-    def search_param(self, name: str) -> Expr:
-        return sa.bindparam(name, type_=sa.Text)
+    # both columns are plain text in SQLite: the body's parameter serves the search column
+    search_param = json_param
 
     @override
     def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:

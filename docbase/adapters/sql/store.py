@@ -9,7 +9,7 @@ same transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Self
+from typing import Any
 
 import msgspec
 import sqlalchemy as sa
@@ -21,10 +21,12 @@ from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
-from docbase.core.errors import NotFound, VersionMismatch
+from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
+from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
-from docbase.core.update import Update, apply_update
+from docbase.core.update import Update
+from docbase.core.versioning import updated_document
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
 _encode = msgspec.json.Encoder().encode
@@ -35,7 +37,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class SqlDocumentStore:
+class SqlDocumentStore(AsyncResource):
     """Collections as tables ``c_<n>`` of JSON documents; see :mod:`.schema`."""
 
     def __init__(self, engine: AnyEngine, *, owns_engine: bool = False) -> None:
@@ -55,13 +57,6 @@ class SqlDocumentStore:
         """Dispose of the engine if this store created it."""
         if self._owns_engine:
             await self.backend.close()
-
-    async def __aenter__(self) -> Self:
-        await self.open()
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.close()
 
     @staticmethod
     def _row(document: Document) -> Row:
@@ -180,13 +175,7 @@ class SqlDocumentStore:
             if body is None:
                 raise NotFound(f"no document {document_id} in {collection!r}")
             current: Document = _decode(body)
-            if expected_version is not None and current.get("_version") != expected_version:
-                raise VersionMismatch(
-                    f"document {document_id} is at version {current.get('_version')}, "
-                    f"not {expected_version}")
-            changed = apply_update(current, update)
-            changed.update(stamp)
-            changed["_version"] = current.get("_version", 0) + 1
+            changed = updated_document(document_id, current, update, stamp, expected_version)
             values = dict(zip(COLUMNS[1:], self._row(changed)[1:], strict=True))
             conn.execute(sa.update(table).where(table.c.id == document_id).values(
                 body=self.dialect.json_param("p_body"),

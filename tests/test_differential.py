@@ -1,0 +1,67 @@
+"""Differential properties: SQLite, PostgreSQL and MongoDB answer what the reference does.
+
+The memory adapter runs ``docbase.core.evaluate`` itself; the SQL adapter compiles the
+same AST to SQL, the Mongo adapter to MongoDB queries, sorts, pipelines and updates.
+The properties live in ``docbase.testing.differential_suite``; this module only says
+how to open each candidate store (the engine or database is reused by all examples of
+one test function). Results are compared with ``json_equal``: key order counts,
+``1 == 1.0``, ``True != 1``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from docbase.core.documents import Document
+from docbase.testing.differential_suite import differential_properties
+from tests.backends import (
+    IN_CI,
+    MONGO_URL_VARIABLE,
+    mongo_backend,
+    postgresql_schema,
+    sql_backend,
+)
+
+
+class TestSqlDifferential(differential_properties(500 if IN_CI else 60)):  # type: ignore[misc]
+    @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+    async def candidate(self, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+        """One open SQL store per test function, shared by all its examples."""
+        async with contextlib.AsyncExitStack() as stack:
+            if request.param == "sqlite":
+                url = "sqlite://"
+            else:
+                url = await stack.enter_async_context(postgresql_schema())
+            store, _ = await stack.enter_async_context(sql_backend(url))
+            yield store
+
+
+@pytest.mark.mongo
+class TestMongoDifferential(differential_properties(500 if IN_CI else 40)):  # type: ignore[misc]
+    @pytest.fixture(params=["mongo"])
+    async def candidate(self, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
+        """One fresh database on the MongoDB under test per test function."""
+        async with mongo_backend(request) as (store, _):
+            yield store
+
+    def comparable_update(self, stored: Document) -> bool:
+        """On the wire server, only documents whose key order JavaScript keeps."""
+        return bool(os.environ.get(MONGO_URL_VARIABLE)) or _js_key_order(stored)
+
+
+def _js_key_order(value: Any) -> bool:
+    """Whether every object keeps its key order in a JavaScript object (see docs)."""
+    if isinstance(value, list):
+        return all(_js_key_order(item) for item in value)
+    if not isinstance(value, dict):
+        return True
+    keys = list(value)
+    integers = [k for k in keys if k.isdigit() and (k == "0" or not k.startswith("0"))
+                and int(k) < 2**32 - 1]
+    hoisted = sorted(integers, key=int) + [k for k in keys if k not in integers]
+    return keys == hoisted and all(_js_key_order(item) for item in value.values())
