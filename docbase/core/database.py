@@ -146,11 +146,11 @@ class Database:
             await self._delete_cascade(field, child_ids)
 
 
-def _as_filter(q: Filter | Mapping[str, JSON] | None) -> Filter:
+def _as_filter(q: Filter | Mapping[str, JSON] | None, limits: Limits) -> Filter:
     if q is None:
         return MATCH_ALL
     if isinstance(q, Mapping):
-        return parse_filter(dict(q))
+        return parse_filter(dict(q), limits=limits)
     return q
 
 
@@ -307,7 +307,7 @@ class Collection:
         """
         if not self.principal.full_access and self.principal.kind != "hook":
             raise Forbidden("delete by query needs a full-access API key")
-        filter = self._scope(_as_filter(q))
+        filter = self._scope(_as_filter(q, self.database.limits))
         event = WriteEvent(self.name, self.principal)
         await self.database.hooks.run("before_delete", event)
         matching = await self._store.find(  # only the ids, to cascade to the children
@@ -382,14 +382,14 @@ class Collection:
         Give either ``q``/``h`` as JSON-like objects (parsed here) or a parsed ``query``.
         """
         if query is None:
-            query = Query(filter=_as_filter(q))
+            query = Query(filter=_as_filter(q, self.database.limits))
             if h is not None:
-                query = parse_hints(dict(h), query)
+                query = parse_hints(dict(h), query, limits=self.database.limits)
         return await self._store.find(self.name, self._check_query(query))
 
     async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:
         """Count the matching documents."""
-        return await self._store.count(self.name, self._scope(_as_filter(q)))
+        return await self._store.count(self.name, self._scope(_as_filter(q, self.database.limits)))
 
     async def read(self, query: Query, options: ReadOptions | None = None) -> JSON:
         """Answer a list read as the REST API shapes it (array, totals, groups, aggregates)."""
