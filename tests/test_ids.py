@@ -20,6 +20,7 @@ from docbase.core.ids import (
     object_id_time,
     utc_now,
 )
+from docbase.http.errors import answer_for
 
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 
@@ -119,7 +120,7 @@ def test_check_object_id_refuses_other_strings(value: str) -> None:
 
 def test_invalid_id_is_a_bad_request() -> None:
     assert issubclass(InvalidId, InvalidQuery)
-    assert InvalidId.status == 400
+    assert answer_for(InvalidId).status == 400
     assert not is_object_id(12345)
     assert not is_object_id(None)
 

@@ -62,7 +62,7 @@ class Collection:
         if q is None:
             return MATCH_ALL
         if isinstance(q, Mapping):
-            return parse_filter(dict(q))
+            return parse_filter(dict(q), limits=self.database.limits)
         return q
 
     async def _write(self, write: WriteEvent) -> WriteEvent:
@@ -266,7 +266,7 @@ class Collection:
         if query is None:
             query = Query(filter=self._filter(q))
             if h is not None:
-                query = parse_hints(dict(h), query)
+                query = parse_hints(dict(h), query, limits=self.database.limits)
         return await self.database.store.find(self.name, await self._list_query(query))
 
     async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:

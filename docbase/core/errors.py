@@ -6,21 +6,23 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── ConfigurationError        bad settings or an unknown storage URL
     │   ├── UnknownSchemeError    no adapter registered for the URL scheme
     │   └── MissingDependencyError  the adapter's optional driver is not installed
-    ├── InvalidQuery              malformed q/h/URL parameter or update body (400)
-    ├── InvalidId                 not a 24-hex ObjectID (400)
-    ├── NotFound                  unknown document, collection or blob (404)
-    ├── ValidationFailed          schema validation failed; carries ``fields`` (422)
-    ├── Conflict                  duplicate unique value, bad update target (409)
-    │   └── VersionMismatch       expected ``_version`` differs (409, 412 for If-Match)
-    ├── Unauthorized              no, unknown, expired or revoked credential (401)
-    ├── Forbidden                 valid credential, action not allowed (403)
-    ├── PayloadTooLarge           body, bulk array or file over its limit (413)
-    ├── MailDeliveryError         the mail transport refused a message (502)
-    └── BackendError              the storage backend failed or is unreachable (503)
+    ├── InvalidQuery              malformed q/h/URL parameter or update body
+    │   ├── InvalidId             not a 24-hex ObjectID
+    │   └── UnsupportedMediaType  a body (or upload) of a content type not read here
+    ├── NotFound                  unknown document, collection or blob
+    ├── ValidationFailed          schema validation failed; carries ``fields``
+    ├── Conflict                  duplicate unique value, bad update target
+    │   └── VersionMismatch       expected ``_version`` differs
+    ├── Unauthorized              no, unknown, expired or revoked credential
+    ├── Forbidden                 valid credential, action not allowed
+    ├── PayloadTooLarge           body, bulk array or file over its limit
+    ├── MailDeliveryError         the mail transport refused a message
+    └── BackendError              the storage backend failed or is unreachable
 
 Adapters translate their driver's errors in one context manager and raise
-``BackendError(...) from exc``. ``docbase.http`` is the only place that maps these
-classes to HTTP status codes and JSON bodies.
+``BackendError(...) from exc``. The classes carry no HTTP status: the one table in
+``docbase/http/errors.py`` maps each of them (and, along the class hierarchy, every
+subclass) to its status and JSON body (``docs/http.md``).
 """
 
 from __future__ import annotations
@@ -39,8 +41,6 @@ class FieldError(msgspec.Struct, frozen=True):
 
 class DocbaseError(Exception):
     """Root of every error docbase raises on purpose."""
-
-    status = 500
 
     def __init__(self, message: str) -> None:
         super().__init__(message)
@@ -70,23 +70,21 @@ class MissingDependencyError(ConfigurationError):
 class InvalidQuery(DocbaseError):
     """A query, hint, URL parameter or update body is malformed or unsupported."""
 
-    status = 400
-
 
 class InvalidId(InvalidQuery):
     """A value that must be an ObjectID is not 24 hexadecimal characters."""
 
 
+class UnsupportedMediaType(InvalidQuery):
+    """A request body or upload has a content type this operation does not read."""
+
+
 class NotFound(DocbaseError):
     """The document, collection or blob does not exist."""
-
-    status = 404
 
 
 class ValidationFailed(DocbaseError):
     """A document failed schema validation; ``fields`` lists each failing field."""
-
-    status = 422
 
     def __init__(self, message: str, fields: Sequence[FieldError] = ()) -> None:
         super().__init__(message)
@@ -96,8 +94,6 @@ class ValidationFailed(DocbaseError):
 class Conflict(DocbaseError):
     """A write collides with stored state (duplicate unique value, bad update target)."""
 
-    status = 409
-
 
 class VersionMismatch(Conflict):
     """The document's ``_version`` is not the one the caller expected."""
@@ -106,28 +102,19 @@ class VersionMismatch(Conflict):
 class Unauthorized(DocbaseError):
     """No credential, or an unknown, expired or revoked one."""
 
-    status = 401
-
 
 class Forbidden(DocbaseError):
     """The credential is valid but does not allow this action."""
-
-    status = 403
 
 
 class PayloadTooLarge(DocbaseError):
     """A body, bulk array or file exceeds its configured limit."""
 
-    status = 413
-
 
 class MailDeliveryError(DocbaseError):
     """The mail transport refused or failed to deliver a message."""
-
-    status = 502
 
 
 class BackendError(DocbaseError):
     """The storage backend failed or is unreachable; the cause is chained."""
 
-    status = 503

@@ -8,10 +8,9 @@ from urllib.parse import parse_qsl
 import msgspec
 from litestar import Request
 
-from docbase.core.errors import InvalidQuery, PayloadTooLarge
+from docbase.core.errors import InvalidQuery, PayloadTooLarge, UnsupportedMediaType
 from docbase.core.query import JSON
 from docbase.core.settings import Limits
-from docbase.http.errors import UnsupportedMediaType
 
 _JSON_TYPES = frozenset({"", "application/json", "text/json", "text/plain"})
 _FORM = "application/x-www-form-urlencoded"

@@ -2,46 +2,106 @@
 
 Every error is JSON ``{"name", "message", "status"}`` (plus ``"list"`` for a
 :class:`~docbase.core.errors.ValidationFailed`). A :class:`DocbaseError` answers with
-its class name and its ``status``; Litestar's own exceptions (unknown route 404, wrong
-method 405, ...) answer in the same shape; anything else is logged and answers a bare
-500 that reveals nothing about the failure.
+the status :data:`ERROR_STATUSES` gives its class, looked up along the class hierarchy
+so a subclass answers like its nearest listed ancestor, and with its class name (or
+the name the table gives, ``PreconditionFailed`` for a ``VersionMismatch``). This
+table is the only place that knows HTTP statuses of docbase errors (``docs/http.md``).
+Litestar's own exceptions (unknown route 404, wrong method 405, ...) answer in the
+same shape; anything else is logged and answers a bare 500 that reveals nothing about
+the failure.
 """
 
 from __future__ import annotations
 
 import logging
+from collections.abc import Mapping
 from http import HTTPStatus
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 import msgspec
 from litestar import Request, Response
 from litestar.exceptions import HTTPException
 from litestar.types import ExceptionHandlersMap
 
-from docbase.core.errors import DocbaseError, InvalidQuery, ValidationFailed, VersionMismatch
+from docbase.core.errors import (
+    BackendError,
+    ConfigurationError,
+    Conflict,
+    DocbaseError,
+    Forbidden,
+    InvalidQuery,
+    MailDeliveryError,
+    NotFound,
+    PayloadTooLarge,
+    Unauthorized,
+    UnsupportedMediaType,
+    ValidationFailed,
+    VersionMismatch,
+)
 
 logger = logging.getLogger("docbase.http")
 
 CORS_STATE = "docbase_cors"
 """``request.state`` key of the CORS headers an error response must carry as well."""
 
+__all__ = [
+    "CORS_STATE",
+    "ERROR_STATUSES",
+    "EXCEPTION_HANDLERS",
+    "ErrorAnswer",
+    "MethodNotAllowed",
+    "UnsupportedMediaType",
+    "answer_for",
+    "docbase_error",
+    "error_response",
+    "internal_error",
+    "litestar_error",
+]
+
 
 class MethodNotAllowed(DocbaseError):
-    """The path exists but does not take this method (or method override)."""
-
-    status = 405
+    """The path exists but does not take this method (or method override); 405."""
 
 
-class PreconditionFailed(VersionMismatch):
-    """``If-Match`` names a version that is no longer (or never was) the stored one."""
+class ErrorAnswer(NamedTuple):
+    """How an error class answers over HTTP: its status and, if not its class name, name."""
 
-    status = 412
+    status: int
+    name: str | None = None
 
 
-class UnsupportedMediaType(InvalidQuery):
-    """The request body has a content type this endpoint does not read."""
+ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
+    DocbaseError: ErrorAnswer(500),
+    ConfigurationError: ErrorAnswer(500),
+    InvalidQuery: ErrorAnswer(400),
+    UnsupportedMediaType: ErrorAnswer(415),
+    Unauthorized: ErrorAnswer(401),
+    Forbidden: ErrorAnswer(403),
+    NotFound: ErrorAnswer(404),
+    MethodNotAllowed: ErrorAnswer(405),
+    Conflict: ErrorAnswer(409),
+    # over HTTP an expected version only ever comes from If-Match
+    VersionMismatch: ErrorAnswer(412, "PreconditionFailed"),
+    PayloadTooLarge: ErrorAnswer(413),
+    ValidationFailed: ErrorAnswer(422),
+    MailDeliveryError: ErrorAnswer(502),
+    BackendError: ErrorAnswer(503),
+})
+"""The one status table: each docbase error class and how it answers over HTTP."""
 
-    status = 415
+
+def answer_for(error: type[DocbaseError]) -> ErrorAnswer:
+    """Return the status and body name of an error class, from :data:`ERROR_STATUSES`.
+
+    The class's own entry counts, else that of its nearest listed ancestor; the body
+    name is the table's name for the class that matched, else the class's own name.
+    """
+    for cls in error.__mro__:
+        answer = ERROR_STATUSES.get(cls)
+        if answer is not None:
+            return ErrorAnswer(answer.status, answer.name or error.__name__)
+    return ErrorAnswer(500, error.__name__)  # unreachable: DocbaseError is listed
 
 
 _LITESTAR_NAMES = {
@@ -72,14 +132,16 @@ def error_response(
 
 
 def docbase_error(request: Request[Any, Any, Any], exc: DocbaseError) -> Response[bytes]:
-    """Answer a :class:`DocbaseError` with its class name and status."""
+    """Answer a :class:`DocbaseError` with the status and name of :func:`answer_for`."""
+    status, name = answer_for(type(exc))
     extra = None
     if isinstance(exc, ValidationFailed):
         extra = {"list": [msgspec.to_builtins(f) for f in exc.fields]}
-    if exc.status >= 500:
+    if status >= 500:
         logger.error("%s %s: %s: %s", request.method, request.url.path,
                      type(exc).__name__, exc.message, exc_info=exc.__cause__ is not None)
-    return error_response(request, type(exc).__name__, exc.message, exc.status, extra=extra)
+    return error_response(request, name or type(exc).__name__, exc.message, status,
+                          extra=extra)
 
 
 def litestar_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:

@@ -14,14 +14,14 @@ from litestar import Request, Response
 
 from docbase.core.collection import Collection
 from docbase.core.documents import read_shape
-from docbase.core.errors import InvalidQuery, VersionMismatch
+from docbase.core.errors import InvalidQuery
+from docbase.core.query import parse_flag
 from docbase.http.bodies import documents_body, object_body, read_json
 from docbase.http.context import RequestContext
-from docbase.http.errors import CORS_STATE, MethodNotAllowed, PreconditionFailed
+from docbase.http.errors import CORS_STATE, MethodNotAllowed
 from docbase.http.params import (
     etag,
     expected_version,
-    flag,
     list_query,
     query_filter,
     query_params,
@@ -50,9 +50,9 @@ async def read_many(request: HttpRequest, ctx: RequestContext, coll: Collection)
 async def read_one(request: HttpRequest, coll: Collection, document_id: str) -> Response[bytes]:
     """One document; ``metafields`` adds system fields, ``fetchchildren`` embeds children."""
     params = query_params(request)
-    metafields = flag(params, "metafields")
+    metafields = parse_flag(params, "metafields")
     document = await coll.get(document_id, metafields=True, child_metafields=metafields,
-                              fetchchildren=flag(params, "fetchchildren"))
+                              fetchchildren=parse_flag(params, "fetchchildren"))
     return json_response(request, read_shape(document, metafields=metafields),
                          tag=etag(document))
 
@@ -60,7 +60,7 @@ async def read_one(request: HttpRequest, coll: Collection, document_id: str) -> 
 async def create(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
     """Create one document (object body) or many, all or nothing (array body)."""
     ctx.require_method("POST")
-    flag(query_params(request), "validate", default=True)  # no schema validation exists yet
+    parse_flag(query_params(request), "validate", default=True)  # no schema validation exists yet
     body = documents_body(await read_json(request, ctx.database.limits))
     if isinstance(body, list):
         return json_response(request, await coll.insert_many(body), 201)
@@ -79,10 +79,7 @@ async def update(
     body = object_body(await read_json(request, ctx.database.limits))
     expected = await expected_version(request, coll, document_id)
     change = coll.update if mode == "put" else coll.patch
-    try:
-        document = await change(document_id, body, expected_version=expected)
-    except VersionMismatch as exc:
-        raise PreconditionFailed(exc.message) from exc
+    document = await change(document_id, body, expected_version=expected)
     return json_response(request, document, tag=etag(document))
 
 
@@ -92,10 +89,7 @@ async def remove(
     """Delete one document, the ids of an array body (``*``), or a query's matches."""
     if document_id != "*":
         expected = await expected_version(request, coll, document_id)
-        try:
-            deleted = await coll.delete(document_id, expected_version=expected)
-        except VersionMismatch as exc:
-            raise PreconditionFailed(exc.message) from exc
+        deleted = await coll.delete(document_id, expected_version=expected)
         return json_response(request, {"result": deleted})
     q = query_filter(query_params(request), ctx.database.limits)
     if q is not None:

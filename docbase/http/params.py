@@ -4,18 +4,19 @@ from __future__ import annotations
 
 from typing import Any
 
-import msgspec
 from litestar import Request
 
 from docbase.core.collection import Collection
-from docbase.core.errors import InvalidQuery
-from docbase.core.query import JSON, Filter, Query, ReadOptions, parse_filter, parse_json
-from docbase.core.query import parse_list_params as _parse_list_params
+from docbase.core.errors import VersionMismatch
+from docbase.core.query import (
+    Filter,
+    Query,
+    ReadOptions,
+    decode_json_param,
+    parse_filter,
+    parse_list_params,
+)
 from docbase.core.settings import Limits
-from docbase.http.errors import PreconditionFailed
-
-_TRUE = frozenset({"true", "1", "yes"})
-_FALSE = frozenset({"false", "0", "no", ""})
 
 
 def query_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
@@ -24,62 +25,27 @@ def query_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
     return params
 
 
-def flag(params: dict[str, list[str]], name: str, default: bool = False) -> bool:
-    """Read a true/false URL parameter (``true``/``1``/``yes``, ``false``/``0``/``no``)."""
-    values = params.get(name)
-    if not values:
-        return default
-    value = values[-1].lower()
-    if value in _TRUE:
-        return True
-    if value in _FALSE:
-        return False
-    raise InvalidQuery(f"parameter {name!r} must be true or false, not {values[-1]!r}")
-
-
-def json_depth(value: JSON) -> int:
-    """Count how deeply objects and arrays nest in ``value`` (a scalar is 0)."""
-    depth, level = 0, [value]
-    while containers := [node for node in level if isinstance(node, dict | list)]:
-        depth += 1
-        level = [child for node in containers
-                 for child in (node.values() if isinstance(node, dict) else node)]
-    return depth
-
-
-def _json_params(params: dict[str, list[str]], limits: Limits) -> dict[str, JSON]:
-    found: dict[str, JSON] = {}
-    for name in ("q", "h"):
-        values = params.get(name)
-        if values and values[-1].strip():
-            found[name] = value = parse_json(values[-1], name)
-            if json_depth(value) > limits.max_query_depth:
-                raise InvalidQuery(f"{name} is nested deeper than {limits.max_query_depth} "
-                                   "levels")
-    return found
-
-
 def list_query(params: dict[str, list[str]], limits: Limits) -> tuple[Query, ReadOptions]:
     """Parse a list read's parameters (``q``, ``h``, ``filter``, ``sort``, ``max``, ...).
 
-    Without ``max`` or ``$max`` a read returns the default 1000 documents, or the
-    database's ``limits.max_page`` when that is lower; asking for more is an error.
+    Core's :func:`~docbase.core.query.parse_list_params` does all of it, against the
+    database's ``limits`` (page size, ``q``/``h`` depth), decoding ``q`` and ``h`` once.
 
     Raises:
         InvalidQuery: a malformed parameter or a ``q``/``h`` nested too deeply.
 
     """
-    hints = _json_params(params, limits).get("h")
-    query, options = _parse_list_params(params)
-    asked = "max" in params or (isinstance(hints, dict) and "$max" in hints)
-    if not asked and query.limit is not None and query.limit > limits.max_page:
-        query = msgspec.structs.replace(query, limit=limits.max_page)
-    return query, options
+    return parse_list_params(params, limits=limits)
 
 
 def query_filter(params: dict[str, list[str]], limits: Limits) -> Filter | None:
-    """Parse the ``q`` filter of a delete-by-query (``None`` without a non-blank ``q``)."""
-    q = _json_params(params, limits).get("q")
+    """Parse the ``q`` filter of a delete-by-query (``None`` without a non-blank ``q``).
+
+    Raises:
+        InvalidQuery: ``q`` is not valid JSON, nests too deeply or is not a valid filter.
+
+    """
+    q = decode_json_param(params, "q", limits)  # decoded and depth-checked once
     return None if q is None else parse_filter(q)
 
 
@@ -107,7 +73,8 @@ async def expected_version(
     """Return the ``_version`` an ``If-Match`` request expects (``None`` without one).
 
     Raises:
-        PreconditionFailed: no ``If-Match`` entry names the stored version.
+        VersionMismatch: no ``If-Match`` entry names the stored version (answered 412
+            ``PreconditionFailed`` by :mod:`docbase.http.errors`).
 
     """
     versions = _if_match(request, document_id)
@@ -117,6 +84,6 @@ async def expected_version(
         return next(iter(versions))
     current = await collection.current_version(document_id)
     if current not in versions:
-        raise PreconditionFailed(f"document {document_id} is at version {current}, "
-                                 "which If-Match does not name")
+        raise VersionMismatch(f"document {document_id} is at version {current}, "
+                              "which If-Match does not name")
     return int(current)

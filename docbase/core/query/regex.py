@@ -1,0 +1,53 @@
+"""The ``$regex`` operand check: the pattern subset every adapter runs alike.
+
+Look-behind, backreferences, named groups, conditionals, atomic groups and possessive
+quantifiers are refused, because not every backend runs them (``docs/query.md``);
+options are a subset of ``imsx``. A pattern is compiled once here with its options so
+a bad one is refused before any adapter sees it.
+"""
+
+from __future__ import annotations
+
+import re
+
+from docbase.core.errors import InvalidQuery
+from docbase.core.query.ast import JSON, Path, Regex
+
+_UNSUPPORTED_REGEX = re.compile(
+    r"\(\?<[=!]|\\[1-9]|\(\?P[=<>]|\(\?<\w|\\k<|\(\?\(|\(\?[aLu]"  # look-behind, backrefs, names
+    r"|\(\?>|(?<!\\)[*+?}]\+"  # atomic groups and possessive quantifiers
+)
+_REGEX_OPTIONS = frozenset("imsx")
+_OPTION_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+def regex_flags(options: str) -> re.RegexFlag:
+    """Turn ``$options`` letters (a subset of ``imsx``) into :mod:`re` flags."""
+    flags = re.RegexFlag(0)
+    for letter in options:
+        flags |= _OPTION_FLAGS[letter]
+    return flags
+
+
+def parse_regex(path: Path, pattern: JSON, options: JSON) -> Regex:
+    """Check a ``$regex`` pattern and its ``$options`` and build the :class:`Regex` node.
+
+    Raises:
+        InvalidQuery: the pattern is not a string, uses an unsupported construct or does
+            not compile, or the options hold a letter other than i, m, s, x.
+
+    """
+    dotted = ".".join(path) or "element"
+    if not isinstance(pattern, str):
+        raise InvalidQuery(f"$regex on {dotted!r} needs a string pattern")
+    if not isinstance(options, str) or set(options) - _REGEX_OPTIONS:
+        raise InvalidQuery(f"$options on {dotted!r} may only hold the letters i, m, s, x")
+    if _UNSUPPORTED_REGEX.search(pattern):
+        raise InvalidQuery(f"$regex on {dotted!r} uses an unsupported construct "
+                           "(look-behind, backreference, named group, atomic group or "
+                           "possessive quantifier)")
+    try:
+        re.compile(pattern, regex_flags(options))
+    except re.error as exc:
+        raise InvalidQuery(f"$regex on {dotted!r} is not a valid pattern: {exc}") from exc
+    return Regex(path, pattern, "".join(sorted(set(options))))
