@@ -26,7 +26,7 @@ from docbase.core.errors import (
 from docbase.core.hooks import HookRegistry, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import group_documents, nest_rows, totals
-from docbase.core.ports import BlobStore, DocumentStore
+from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.query import (
     DEFAULT_MAX,
@@ -80,12 +80,14 @@ class Database:
         name: str = "docbase",
         limits: Limits | None = None,
         hooks: HookRegistry | None = None,
+        mailer: Mailer | None = None,
     ) -> None:
         self.store = store
         self.blobs = blobs
         self.name = name
         self.limits = limits or Limits()
         self.hooks = hooks or HookRegistry()
+        self.mailer = mailer
         self._known_relations: set[tuple[str, str]] = set()
 
     async def open(self) -> None:
