@@ -14,7 +14,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import msgspec
 
@@ -126,8 +126,15 @@ def _from_text(setting: Setting, raw: str) -> Any:
 # ---------------------------------------------------------------- the command line
 
 
-def add_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-                names: Iterable[str], *, helps: Mapping[str, str] | None = None) -> None:
+class OptionContainer(Protocol):
+    """An argument parser or one of its argument groups."""
+
+    def add_argument(self, *flags: str, **options: Any) -> Any:
+        """Add one option (as :meth:`argparse.ArgumentParser.add_argument`)."""
+
+
+def add_options(parser: OptionContainer, names: Iterable[str], *,
+                helps: Mapping[str, str] | None = None) -> None:
     """Add the command-line options of the settings ``names`` (their default is ``None``).
 
     Booleans are ``store_true`` flags, lists repeatable (``append``) options; the
