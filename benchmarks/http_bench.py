@@ -46,6 +46,7 @@ import msgspec
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import Deployment, ensure_data_dir, resolve  # noqa: E402
 from docbase.http import serve  # noqa: E402
 from docbase.http.tls import ensure_self_signed  # noqa: E402
@@ -204,7 +205,7 @@ def measure(server: str, contender: str, args: argparse.Namespace, work: Path,
         target = BARE_APP
         if storage is not None:
             target = serve.WORKER_APP
-            asyncio.run(serve.bootstrap(deployment))
+            asyncio.run(bootstrap(deployment))
             key = (data_dir / "admin.key").read_text().strip()
         url = stack.enter_context(server_process(server, target, deployment))
         document_id = seed(deployment, key)

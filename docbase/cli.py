@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
@@ -22,37 +23,46 @@ from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
 
+from docbase.bootstrap import ensure_admin_key, open_database
 from docbase.config import (
     PID_FILE,
     PRIMARY,
     DatabaseEntry,
     Deployment,
+    add_options,
     add_to_catalog,
-    admin_key_path,
     load_config,
+    options_from,
     resolve,
-    write_secret,
 )
+from docbase.config.sources import OptionContainer, command_line_names
 from docbase.core import auth
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
-from docbase.core.registry import open_stores, scheme_of
+from docbase.core.registry import scheme_of
 
 
 class UsageError(Exception):
     """Bad command-line usage (exit status 2)."""
 
 
-def _common(parser: argparse.ArgumentParser, *, storage_help: str | None = None,
-            db_help: str | None = None) -> None:
+_DEPLOYMENT_SETTINGS = ("data_dir", "storage")
+"""Settings every command takes (the rest are options of ``docbase serve`` only)."""
+
+
+def _common(parser: argparse.ArgumentParser, *,
+            storage_help: str | None = None) -> OptionContainer:
     group = parser.add_argument_group("deployment")
-    group.add_argument("--data-dir", metavar="DIR",
-                       help="data directory (default ./docbase-data)")
-    group.add_argument("--storage", metavar="URL", help=storage_help or (
-        "storage URL of the primary database (default sqlite:///DIR/docbase.db)"))
+    add_options(group, _DEPLOYMENT_SETTINGS,
+                helps={"storage": storage_help} if storage_help else None)
     group.add_argument("--config", metavar="FILE", help="TOML config file")
-    group.add_argument("--db", metavar="NAME", help=db_help or (
-        f"database to act on (default: the primary, {PRIMARY!r})"))
+    return group
+
+
+def _common_with_db(parser: argparse.ArgumentParser, *,
+                    storage_help: str | None = None) -> None:
+    _common(parser, storage_help=storage_help).add_argument(
+        "--db", metavar="NAME", help=f"database to act on (default: the primary, {PRIMARY!r})")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -65,24 +75,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     serve = commands.add_parser("serve", help="run the HTTPS server",
                                 description="Run the HTTPS server until SIGTERM/SIGINT.")
-    _common(serve, db_help="database answering requests without /db/NAME or a database "
-                           f"host name (default: the primary, {PRIMARY!r})")
-    serve.add_argument("--host", help="address to listen on (default 127.0.0.1)")
-    serve.add_argument("--port", type=int, help="port to listen on (default 8443)")
-    serve.add_argument("--certfile", metavar="FILE",
-                       help="TLS certificate chain, PEM (default: self-signed DIR/cert.pem)")
-    serve.add_argument("--keyfile", metavar="FILE", help="TLS private key, PEM")
-    serve.add_argument("--workers", type=int, metavar="N",
-                       help="worker processes (default 1)")
-    serve.add_argument("--proxy-headers", action="store_true", default=None,
-                       help="behind a TLS-terminating proxy: trust X-Forwarded-Proto "
-                            "from --trusted-proxy addresses only")
-    serve.add_argument("--trusted-proxy", action="append", metavar="ADDR",
-                       dest="trusted_proxies",
-                       help="proxy address or network (repeatable; default 127.0.0.1, ::1)")
-    serve.add_argument("--domain", help="route host <db>.DOMAIN to database <db>")
-    serve.add_argument("--graceful-timeout", type=float, metavar="SECONDS",
-                       help="time in-flight requests get to finish on shutdown (default 30)")
+    add_options(_common(serve), ["default_database"])
+    add_options(serve, [name for name in command_line_names()
+                        if name not in (*_DEPLOYMENT_SETTINGS, "default_database")])
     serve.set_defaults(handler=_serve)
 
     keys_parser = commands.add_parser("keys", help="manage API keys of a database")
@@ -92,7 +87,7 @@ def build_parser() -> argparse.ArgumentParser:
         "create", help="create a key and print it",
         description="Create an API key and print it (alone) on stdout. Without --path "
                     "or --method the key has full access.")
-    _common(create)
+    _common_with_db(create)
     create.add_argument("--full", action="store_true", help="full access (the default "
                         "unless --path or --method is given)")
     create.add_argument("--path", action="extend", nargs="+", default=[], metavar="GLOB",
@@ -107,12 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     create.set_defaults(handler=_keys_create)
 
     listing = keys_commands.add_parser("list", help="list the keys (never their values)")
-    _common(listing)
+    _common_with_db(listing)
     listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     listing.set_defaults(handler=_keys_list)
 
     revoke = keys_commands.add_parser("revoke", help="revoke a key")
-    _common(revoke)
+    _common_with_db(revoke)
     revoke.add_argument("key", metavar="KEY", help="the key, its id, or a unique prefix")
     revoke.set_defaults(handler=_keys_revoke)
 
@@ -122,12 +117,12 @@ def build_parser() -> argparse.ArgumentParser:
         "create", help="add a database",
         description="Add a database to the catalog in the data directory, create it with "
                     "a full-access key, and print that key on stdout.")
-    _common(db_create, storage_help="storage URL of the new database "
+    _common_with_db(db_create, storage_help="storage URL of the new database "
                                     "(default sqlite:///DIR/NAME.db)")
     db_create.add_argument("name", metavar="NAME")
     db_create.set_defaults(handler=_db_create)
     db_list = db_commands.add_parser("list", help="list the databases")
-    _common(db_list)
+    _common_with_db(db_list)
     db_list.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     db_list.set_defaults(handler=_db_list)
     return parser
@@ -154,22 +149,21 @@ def _say(message: str) -> None:
 
 
 def deployment_from(args: argparse.Namespace, **options: Any) -> Deployment:
-    """Resolve the deployment the command-line options (and config file) describe."""
+    """Resolve the deployment the options, the environment and the config file describe.
+
+    Raises:
+        ConfigurationError: a setting is invalid, in any of them; it is named.
+
+    """
     config = load_config(args.config) if args.config else None
-    return resolve(config, data_dir=args.data_dir, **options)
+    return resolve(config, environ=os.environ, **({"data_dir": args.data_dir} | options))
 
 
 # ---------------------------------------------------------------- serve
 
 
 def _serve(args: argparse.Namespace) -> int:
-    deployment = deployment_from(
-        args, storage=args.storage, host=args.host, port=args.port, certfile=args.certfile,
-        keyfile=args.keyfile, workers=args.workers, proxy_headers=args.proxy_headers,
-        trusted_proxies=tuple(args.trusted_proxies) if args.trusted_proxies else None,
-        domain=args.domain, graceful_timeout=args.graceful_timeout,
-        default_database=args.db,
-    )
+    deployment = deployment_from(args, **options_from(args))
     try:
         from docbase.http import serve  # noqa: PLC0415 (needs the optional server extra)
     except ImportError as exc:
@@ -208,8 +202,7 @@ def _sqlite_file(url: str) -> Path | None:
 def _with_database(entry: DatabaseEntry, deployment: Deployment,
                    action: Callable[[Database], Awaitable[int]]) -> int:
     async def go() -> int:
-        store, blobs = open_stores(entry.storage)
-        async with Database(store, blobs, name=entry.name, limits=deployment.limits) as db:
+        async with open_database(deployment, entry) as db:
             return await action(db)
 
     return asyncio.run(go())
@@ -282,11 +275,9 @@ def _db_create(args: argparse.Namespace) -> int:
     entry = add_to_catalog(deployment, args.name, args.storage)
 
     async def bootstrap(db: Database) -> int:
-        raw, _ = await auth.create_key(db, full_access=True, description="admin")
-        path = admin_key_path(deployment.data_path, entry.name)
-        path.unlink(missing_ok=True)
-        write_secret(path, raw + "\n")
-        print(raw, flush=True)
+        admin = await ensure_admin_key(db, deployment.data_path, new=True)
+        path = admin.path
+        print(admin.key, flush=True)
         _say(f"created database {entry.name!r} on {redact(entry.storage)}; its full-access "
              f"key is also in {path}")
         pid_file = deployment.data_path / PID_FILE

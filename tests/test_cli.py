@@ -11,7 +11,7 @@ import pytest
 from docbase import cli
 from docbase.config import (
     PRIMARY,
-    Config,
+    ConfigFile,
     DatabaseEntry,
     add_to_catalog,
     load_config,
@@ -134,7 +134,7 @@ def test_missing_config_file_is_a_configuration_error(tmp_path: Path) -> None:
 ])
 def test_inconsistent_options_are_refused(options: dict[str, object], message: str) -> None:
     with pytest.raises(ConfigurationError, match=message):
-        resolve(Config(), **options)
+        resolve(ConfigFile(), **options)
 
 
 def test_catalog_records_databases_in_order(tmp_path: Path) -> None:

@@ -19,7 +19,7 @@ from docbase.core.hooks import HookRegistry
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
-from docbase.core.ports import BlobStore, DocumentStore
+from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.relations import ParentRef, Relations, children_of
 from docbase.core.settings import Limits
 
@@ -35,12 +35,14 @@ class Database(AsyncResource):
         name: str = "docbase",
         limits: Limits | None = None,
         hooks: HookRegistry | None = None,
+        mailer: Mailer | None = None,
     ) -> None:
         self.store = store
         self.blobs = blobs
         self.name = name
         self.limits = limits or Limits()
         self.hooks = hooks or HookRegistry()
+        self.mailer = mailer
         self.changes = ChangeBus()
         """Committed writes are published here (:mod:`docbase.core.changes`)."""
         self.validators: list[Validator] = []

@@ -11,6 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import UnknownSchemeError
+from docbase.core.settings import Limits
 
 if TYPE_CHECKING:
     from docbase.core.database import Database
@@ -61,10 +62,20 @@ def open_stores(url: str) -> tuple[DocumentStore, BlobStore]:
             f"no storage adapter for {url.partition('://')[0] or url!r}; "
             f"known schemes: {', '.join(known_schemes())}"
         )
-    module_name, _, attribute = target.partition(":")
-    factory: Any = getattr(importlib.import_module(module_name), attribute)
-    stores: tuple[DocumentStore, BlobStore] = factory(url)
+    stores: tuple[DocumentStore, BlobStore] = import_target(target)(url)
     return stores
+
+
+def import_target(target: str) -> Any:
+    """Import what ``"module:attribute"`` names (how core reaches an adapter lazily).
+
+    Raises:
+        ImportError: the module cannot be imported.
+        AttributeError: it has no such attribute.
+
+    """
+    module_name, _, attribute = target.partition(":")
+    return getattr(importlib.import_module(module_name), attribute)
 
 
 async def connect(url: str = "memory://", **options: Any) -> Database:
@@ -75,9 +86,13 @@ async def connect(url: str = "memory://", **options: Any) -> Database:
     options are passed to :class:`~docbase.core.database.Database`. Close it with
     ``await db.close()`` or use ``async with``.
     """
-    from docbase.core.database import Database  # noqa: PLC0415 - database imports registry users
+    from docbase.core.composition import (  # noqa: PLC0415 - composition imports registry
+        DatabaseSpec,
+        build_database,
+    )
 
-    store, blobs = open_stores(url)
-    database = Database(store, blobs, **options)
+    name = options.pop("name", "docbase")
+    limits = options.pop("limits", None) or Limits()
+    database = build_database(DatabaseSpec(name, url, limits), **options)
     await database.open()
     return database

@@ -1,12 +1,13 @@
 """The bundled HTTPS server behind ``docbase serve``.
 
 :func:`run` prepares a :class:`~docbase.config.Deployment` in the parent process (data
-directory, certificate, a full-access key for every database that has none) and then
-hands it to Granian, which binds the port, forks the workers and stops them gracefully
-on SIGTERM/SIGINT (in-flight requests finish, for at most ``graceful_timeout``
-seconds). Each worker builds its own app with :func:`worker_app` from the deployment
-passed down in the environment, reading the database catalog afresh, so SIGHUP to the
-main process (which respawns the workers one by one) serves databases added meanwhile.
+directory, certificate, and with ``docbase/bootstrap.py`` a full-access key for every
+database that has none) and then hands it to Granian, which binds the port, forks the
+workers and stops them gracefully on SIGTERM/SIGINT (in-flight requests finish, for at
+most ``graceful_timeout`` seconds). Each worker builds its own app with
+:func:`worker_app` from the deployment passed down in the environment, reading the
+database catalog afresh, so SIGHUP to the main process (which respawns the workers one
+by one) serves databases added meanwhile.
 
 Granian was chosen over uvicorn by measurement; ``docs/deploy.md`` has the figures.
 """
@@ -16,7 +17,6 @@ from __future__ import annotations
 import asyncio
 import math
 import os
-import secrets
 import socket
 import sys
 from pathlib import Path
@@ -26,27 +26,22 @@ import msgspec
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, SSLProtocols
 
-from docbase.config import (
-    PID_FILE,
-    PRIMARY,
-    Deployment,
-    admin_key_path,
-    ensure_data_dir,
-    write_secret,
+from docbase.bootstrap import (
+    ADMIN_KEY_ENV,
+    AdminKey,
+    bootstrap,
+    build_deployment_server,
+    ensure_admin_key,
 )
-from docbase.core import auth
-from docbase.core.database import Database
+from docbase.config import PID_FILE, PRIMARY, Deployment, admin_key_path, ensure_data_dir
 from docbase.core.errors import ConfigurationError
-from docbase.core.registry import open_stores, scheme_of
-from docbase.core.server import Server
+from docbase.core.registry import scheme_of
 from docbase.http.app import create_app
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.tls import ensure_self_signed
 
 DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
 """The environment variable that carries the deployment (JSON) to the workers."""
-ADMIN_KEY_ENV = "DOCBASE_ADMIN_KEY"
-"""A full-access key of the primary database, adopted at start (no ``admin.key`` then)."""
 
 
 class Runner(Protocol):
@@ -70,17 +65,6 @@ class Listener(msgspec.Struct, frozen=True):
         return self.certfile is not None
 
 
-class AdminKey(msgspec.Struct, frozen=True):
-    """The outcome of bootstrapping one database's full-access key."""
-
-    database: str
-    source: str
-    """``"file"`` (written to ``path``), ``"env"`` (DOCBASE_ADMIN_KEY) or ``"existing"``."""
-    created: bool
-    path: str | None = None
-    warning: str | None = None
-
-
 def prepare_listener(deployment: Deployment) -> Listener:
     """Return the TLS files to use, making a self-signed certificate when none is set.
 
@@ -102,68 +86,10 @@ def prepare_listener(deployment: Deployment) -> Listener:
     return Listener(str(certfile), str(keyfile), self_signed=True, created=created)
 
 
-def build_database(deployment: Deployment, name: str, storage: str) -> Database:
-    """Build (not open) one database of the deployment."""
-    store, blobs = open_stores(storage)
-    return Database(store, blobs, name=name, limits=deployment.limits)
-
-
-async def ensure_admin_key(
-    database: Database, data_dir: Path, environ: dict[str, str] | None = None
-) -> AdminKey:
-    """Give ``database`` a full-access key if it has none yet (its first start).
-
-    For the primary database, ``DOCBASE_ADMIN_KEY`` (when set) is made a full-access key
-    on every start; otherwise a database without keys gets the key found in its admin
-    key file, or a new random one written there with mode 0600.
-    """
-    environ = dict(os.environ) if environ is None else environ
-    given = environ.get(ADMIN_KEY_ENV) if database.name == PRIMARY else None
-    if given:
-        key, created = await auth.ensure_key(database, given.strip(), description="admin")
-        warning = None
-        if key.revoked is not None:
-            warning = f"the key in {ADMIN_KEY_ENV} was revoked at {key.revoked}"
-        return AdminKey(database.name, "env", created, warning=warning)
-    if await auth.list_keys(database):
-        return AdminKey(database.name, "existing", created=False)
-    path = admin_key_path(data_dir, database.name)
-    raw = path.read_text().strip() if path.exists() else None
-    raw, _ = await auth.create_key(database, full_access=True, raw_key=raw, description="admin")
-    if not path.exists():
-        write_secret(path, raw + "\n")
-    return AdminKey(database.name, "file", created=True, path=str(path))
-
-
-async def bootstrap(deployment: Deployment) -> list[AdminKey]:
-    """Open every database once (creating it) and make sure each has a full-access key.
-
-    A database in memory lives in the worker, which adopts its key at start-up: here
-    the key is only chosen (and written to its file).
-    """
-    outcomes = []
-    for entry in deployment.all_databases():
-        if scheme_of(entry.storage) == "memory":
-            path = admin_key_path(deployment.data_path, entry.name)
-            if entry.name == PRIMARY and os.environ.get(ADMIN_KEY_ENV):
-                outcomes.append(AdminKey(entry.name, "env", created=True))
-            elif not path.exists():
-                write_secret(path, secrets.token_hex(20) + "\n")
-                outcomes.append(AdminKey(entry.name, "file", created=True, path=str(path)))
-            continue
-        async with build_database(deployment, entry.name, entry.storage) as database:
-            outcomes.append(await ensure_admin_key(database, deployment.data_path))
-    return outcomes
-
-
 def build_app(deployment: Deployment) -> Any:
     """Build the ASGI app a worker serves: docbase, behind the proxy check if configured."""
     entries = deployment.all_databases()
-    server = Server(
-        {entry.name: build_database(deployment, entry.name, entry.storage) for entry in entries},
-        default=deployment.default_database,
-        domain=deployment.domain,
-    )
+    server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
 
     async def start() -> None:

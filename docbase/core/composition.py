@@ -1,0 +1,67 @@
+"""The composition root: where a :class:`~docbase.core.database.Database` is assembled.
+
+Every caller that turns a storage URL into a database (``docbase.connect``, the
+``docbase`` command, the server's workers) calls :func:`build_database`; a
+:class:`~docbase.core.server.Server` of several is :func:`build_server`. Adapters
+are reached only through the registry's lazy ``"module:attribute"`` strings, so this
+module imports none of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import msgspec
+
+from docbase.core.database import Database
+from docbase.core.ports import Mailer
+from docbase.core.registry import import_target, open_stores
+from docbase.core.server import Server
+from docbase.core.settings import Limits
+
+OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
+"""The mailer every database gets for now: capture-only, no SMTP transport yet."""
+
+
+class DatabaseSpec(msgspec.Struct, frozen=True):
+    """What one database is built from: its name, storage URL and limits."""
+
+    name: str
+    storage: str
+    limits: Limits = Limits()
+
+
+def build_mailer(target: str = OUTBOX_MAILER) -> Mailer:
+    """Build the mailer named by ``"module:attribute"`` (a class taking no arguments)."""
+    mailer: Mailer = import_target(target)()
+    return mailer
+
+
+def build_database(spec: DatabaseSpec, **options: Any) -> Database:
+    """Build (not open) the database ``spec`` describes.
+
+    Keyword ``options`` (e.g. ``hooks``, ``mailer``) go to
+    :class:`~docbase.core.database.Database`.
+
+    Raises:
+        UnknownSchemeError: no adapter is registered for the storage URL's scheme.
+        MissingDependencyError: the adapter's driver is not installed.
+
+    """
+    store, blobs = open_stores(spec.storage)
+    options.setdefault("mailer", build_mailer())
+    return Database(store, blobs, name=spec.name, limits=spec.limits, **options)
+
+
+def build_server(specs: Iterable[DatabaseSpec], *, default: str, domain: str | None) -> Server:
+    """Build (not open) a server of the databases ``specs`` describe.
+
+    Raises:
+        UnknownSchemeError: a storage URL has no adapter.
+        MissingDependencyError: an adapter's driver is not installed.
+        ConfigurationError: the default database is not among them.
+
+    """
+    databases = {spec.name: build_database(spec) for spec in specs}
+    return Server(databases, default=default, domain=domain)
