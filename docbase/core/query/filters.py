@@ -65,6 +65,12 @@ def parse_filter(q: JSON, *, now: datetime | None = None, limits: Limits | None 
     return _FilterParser(now or datetime.now(UTC)).document(q, (), depth=0)
 
 
+_COMPARISONS: dict[str, type[Eq | Ne | Gt | Gte | Lt | Lte]] = {
+    "$eq": Eq, "$ne": Ne, "$gt": Gt, "$gte": Gte, "$lt": Lt, "$lte": Lte,
+}
+"""The operators that compare a path with one value, and the node each one becomes."""
+
+
 class _FilterParser:
     def __init__(self, now: datetime) -> None:
         self.now = now
@@ -114,18 +120,8 @@ class _FilterParser:
         conds: list[Filter] = []
         for op, operand in ops.items():
             match op:
-                case "$eq":
-                    conds.append(Eq(path, self.value(operand, path)))
-                case "$ne":
-                    conds.append(Ne(path, self.value(operand, path)))
-                case "$gt":
-                    conds.append(Gt(path, self.value(operand, path)))
-                case "$gte":
-                    conds.append(Gte(path, self.value(operand, path)))
-                case "$lt":
-                    conds.append(Lt(path, self.value(operand, path)))
-                case "$lte":
-                    conds.append(Lte(path, self.value(operand, path)))
+                case "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte":
+                    conds.append(_COMPARISONS[op](path, self.value(operand, path)))
                 case "$bt":
                     if not isinstance(operand, list) or len(operand) != 2:
                         raise InvalidQuery(f"$bt on {dotted!r} needs an array [low, high]")
