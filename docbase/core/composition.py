@@ -18,7 +18,7 @@ from docbase.core.database import Database
 from docbase.core.ports import Mailer
 from docbase.core.registry import import_target, open_stores
 from docbase.core.server import Server
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
 
 OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
 """The mailer every database gets for now: capture-only, no SMTP transport yet."""

@@ -21,7 +21,8 @@ from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.relations import ParentRef, Relations, children_of
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
+from docbase.core.settings.store import SettingsStore
 
 
 class Database(AsyncResource):
@@ -50,6 +51,8 @@ class Database(AsyncResource):
         self.relations = Relations(store)
         self.auth_cache = SystemCache()
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
+        self.settings = SettingsStore(store, self.auth_cache)
+        """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
         self.pipeline = Pipeline(
             write_stages(store=store, relations=self.relations, cascade=self._cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import UnknownSchemeError
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
 
 if TYPE_CHECKING:
     from docbase.core.database import Database

@@ -11,7 +11,7 @@ import msgspec
 
 from docbase.core.errors import InvalidQuery
 from docbase.core.query.ast import JSON, Path
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
 
 
 def parse_json(text: str, what: str) -> JSON:

@@ -34,7 +34,7 @@ from docbase.core.query.ast import (
 from docbase.core.query.dates import parse_date
 from docbase.core.query.decoding import check_depth, split_path
 from docbase.core.query.regex import parse_regex
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
 
 _FIELD_OPERATORS = frozenset(
     {"$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$bt", "$in", "$nin", "$regex",

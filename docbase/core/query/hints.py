@@ -13,7 +13,7 @@ import msgspec
 from docbase.core.errors import InvalidQuery
 from docbase.core.query.ast import JSON, Aggregate, Projection, Query, SortKey
 from docbase.core.query.decoding import check_depth, split_path
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
 
 
 def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = None) -> Query:

@@ -27,7 +27,7 @@ from docbase.core.query.ast import (
 from docbase.core.query.decoding import check_depth, parse_json, split_path
 from docbase.core.query.filters import parse_filter
 from docbase.core.query.hints import parse_aggregate, parse_count, parse_direction, parse_hints
-from docbase.core.settings import Limits
+from docbase.core.settings.limits import Limits
 
 URLParams = Mapping[str, Sequence[str]]
 """Every URL parameter name with all the values it was given, in order."""

@@ -1,0 +1,119 @@
+"""What every ``docbase`` command shares.
+
+The deployment options, opening a database, messages on stderr, tables, and the usage
+error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit, urlunsplit
+
+from docbase.bootstrap import open_database
+from docbase.config import PRIMARY, DatabaseEntry, Deployment, add_options, load_config, resolve
+from docbase.config.sources import OptionContainer
+from docbase.core.database import Database
+from docbase.core.registry import scheme_of
+
+
+class UsageError(Exception):
+    """Bad command-line usage (exit status 2)."""
+
+
+DEPLOYMENT_SETTINGS = ("data_dir", "storage")
+"""Settings every command takes (the rest are options of ``docbase serve`` only)."""
+
+
+def add_deployment_options(parser: argparse.ArgumentParser, *,
+                           storage_help: str | None = None) -> OptionContainer:
+    """Add ``--data-dir``, ``--storage`` and ``--config`` to a command."""
+    group = parser.add_argument_group("deployment")
+    add_options(group, DEPLOYMENT_SETTINGS,
+                helps={"storage": storage_help} if storage_help else None)
+    group.add_argument("--config", metavar="FILE", help="TOML config file")
+    return group
+
+
+def add_database_options(parser: argparse.ArgumentParser, *,
+                         storage_help: str | None = None) -> None:
+    """Add the deployment options and ``--db`` to a command acting on one database."""
+    add_deployment_options(parser, storage_help=storage_help).add_argument(
+        "--db", metavar="NAME", help=f"database to act on (default: the primary, {PRIMARY!r})")
+
+
+def say(message: str) -> None:
+    """Tell the operator something, on stderr (stdout is kept for what scripts read)."""
+    print(f"docbase: {message}", file=sys.stderr)
+
+
+def deployment_from(args: argparse.Namespace, **options: Any) -> Deployment:
+    """Resolve the deployment the options, the environment and the config file describe.
+
+    Raises:
+        ConfigurationError: a setting is invalid, in any of them; it is named.
+
+    """
+    config = load_config(args.config) if args.config else None
+    return resolve(config, environ=os.environ, **({"data_dir": args.data_dir} | options))
+
+
+def database_of(args: argparse.Namespace) -> tuple[Deployment, DatabaseEntry]:
+    """The deployment and the database (``--db``) a command acts on.
+
+    Raises:
+        UsageError: the database is in memory (inside a server process), or its SQLite
+            file does not exist yet.
+
+    """
+    deployment = deployment_from(args, storage=args.storage)
+    entry = deployment.database(args.db)
+    scheme = scheme_of(entry.storage)
+    if scheme == "memory":
+        raise UsageError(f"database {entry.name!r} is in memory, inside the server process: "
+                         "it cannot be managed from the command line")
+    if scheme == "sqlite":
+        path = _sqlite_file(entry.storage)
+        if path is not None and not path.exists():
+            raise UsageError(f"database {entry.name!r} does not exist yet ({path}): start "
+                             "'docbase serve' once, or check --data-dir")
+    return deployment, entry
+
+
+def _sqlite_file(url: str) -> Path | None:
+    path = url.partition("://")[2].partition("?")[0]
+    if not path.startswith("/") or path in ("/", "/:memory:"):
+        return None
+    return Path(path[1:])
+
+
+def with_database(entry: DatabaseEntry, deployment: Deployment,
+                  action: Callable[[Database], Awaitable[int]]) -> int:
+    """Open the database, run ``action`` on it, close it; return the exit status."""
+    async def go() -> int:
+        async with open_database(deployment, entry) as db:
+            return await action(db)
+
+    return asyncio.run(go())
+
+
+def redact(url: str) -> str:
+    """Hide the password of a storage URL."""
+    parts = urlsplit(url)
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def print_table(rows: Sequence[Sequence[str]]) -> None:
+    """Print rows as aligned columns, the first row being the header."""
+    widths = [max(len(row[i]) for row in rows) for i in range(len(rows[0]))]
+    for row in rows:
+        print("  ".join(cell.ljust(width) for cell, width in zip(row, widths, strict=True))
+              .rstrip())

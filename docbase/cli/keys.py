@@ -1,0 +1,114 @@
+"""``docbase keys create|list|revoke``: the API keys of one database."""
+
+from __future__ import annotations
+
+import argparse
+from typing import Any
+
+import msgspec
+
+from docbase.cli.common import (
+    UsageError,
+    add_database_options,
+    database_of,
+    print_table,
+    say,
+    with_database,
+)
+from docbase.core import auth
+from docbase.core.database import Database
+
+
+def register(commands: Any) -> None:
+    """Add the ``keys`` command and its actions."""
+    parser = commands.add_parser("keys", help="manage API keys of a database")
+    actions = parser.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    create = actions.add_parser(
+        "create", help="create a key and print it",
+        description="Create an API key and print it (alone) on stdout. Without --path "
+                    "or --method the key has full access.")
+    add_database_options(create)
+    create.add_argument("--full", action="store_true", help="full access (the default "
+                        "unless --path or --method is given)")
+    create.add_argument("--path", action="extend", nargs="+", default=[], metavar="GLOB",
+                        help="allowed path glob, e.g. '/rest/customers/**' (repeatable)")
+    create.add_argument("--method", action="extend", nargs="+", default=[], metavar="M",
+                        help="allowed HTTP method (repeatable)")
+    create.add_argument("--origin", action="extend", nargs="+", default=[], metavar="O",
+                        help="allowed CORS origin, e.g. https://app.example.com, or '*'")
+    create.add_argument("--expires", metavar="ISO8601", help="expiry date or time (UTC "
+                        "unless an offset is given)")
+    create.add_argument("--description", default="", help="a note shown by 'keys list'")
+    create.set_defaults(handler=create_key)
+
+    listing = actions.add_parser("list", help="list the keys (never their values)")
+    add_database_options(listing)
+    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    listing.set_defaults(handler=list_keys)
+
+    revoke = actions.add_parser("revoke", help="revoke a key")
+    add_database_options(revoke)
+    revoke.add_argument("key", metavar="KEY", help="the key, its id, or a unique prefix")
+    revoke.set_defaults(handler=revoke_key)
+
+
+def create_key(args: argparse.Namespace) -> int:
+    """``keys create``: print the new key alone on stdout."""
+    if args.full and (args.path or args.method):
+        raise UsageError("--full cannot be combined with --path or --method")
+    deployment, entry = database_of(args)
+
+    async def create(db: Database) -> int:
+        raw, key = await auth.create_key(
+            db, full_access=True if args.full else None, paths=args.path,
+            methods=args.method, origins=args.origin, expires=args.expires,
+            description=args.description,
+        )
+        print(raw, flush=True)
+        kind = "full-access" if key.full_access else "scoped"
+        say(f"created {kind} key {key.id} in database {entry.name!r}")
+        return 0
+
+    return with_database(entry, deployment, create)
+
+
+def _status(key: auth.ApiKey) -> str:
+    if key.revoked:
+        return "revoked"
+    return "expired" if key.is_expired() else "active"
+
+
+def list_keys(args: argparse.Namespace) -> int:
+    """``keys list``: a table, or JSON lines with ``--json``; never a key's value."""
+    deployment, entry = database_of(args)
+
+    async def listing(db: Database) -> int:
+        found = await auth.list_keys(db)
+        if args.json:
+            for key in found:
+                row = msgspec.to_builtins(key) | {"status": _status(key)}
+                print(msgspec.json.encode(row).decode())
+            return 0
+        rows = [("ID", "PREFIX", "STATUS", "ACCESS", "EXPIRES", "LAST USED", "DESCRIPTION")]
+        for key in found:
+            access = "full" if key.full_access else " ".join(
+                [*key.methods, *key.paths] + [f"origin={o}" for o in key.origins])
+            rows.append((key.id, key.prefix + "…", _status(key), access or "-",
+                         key.expires or "-", key.last_used or "-", key.description))
+        print_table(rows)
+        return 0
+
+    return with_database(entry, deployment, listing)
+
+
+def revoke_key(args: argparse.Namespace) -> int:
+    """``keys revoke KEY``."""
+    deployment, entry = database_of(args)
+
+    async def revoke(db: Database) -> int:
+        key = await auth.revoke_key(db, args.key)
+        say(f"revoked key {key.id} ({key.prefix}…) of database {entry.name!r} "
+            f"at {key.revoked}")
+        return 0
+
+    return with_database(entry, deployment, revoke)

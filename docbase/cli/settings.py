@@ -1,0 +1,118 @@
+"""``docbase settings set|set-file|unset|list``: the stored settings of one database.
+
+Paths are dotted (``mail.smtp.host``). ``set`` parses VALUE as JSON when it is valid
+JSON (``2525``, ``true``, ``{"a": 1}``) and takes it as a string otherwise; ``set-file``
+stores a file's text (a PEM key). ``list`` prints every path, with the values of the
+plain settings and ``***`` for passwords and secrets.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import msgspec
+
+from docbase.cli.common import UsageError, add_database_options, database_of, say, with_database
+from docbase.core.database import Database
+
+SHOWN = frozenset({
+    "mail.transport", "mail.from", "mail.smtp.host", "mail.smtp.port", "mail.smtp.starttls",
+    "mail.smtp.tls", "mail.smtp.username", "mail.smtp.timeout", "auth.jwt.issuer",
+    "auth.jwt.audience", "auth.login.lifetime", "realtime.global",
+})
+"""Settings whose values ``list`` prints; every other value is a secret."""
+
+
+def register(commands: Any) -> None:
+    """Add the ``settings`` command and its actions."""
+    parser = commands.add_parser("settings", help="manage the stored settings of a database")
+    actions = parser.add_subparsers(dest="settings_command", required=True, metavar="ACTION")
+    setter = actions.add_parser("set", help="set PATH to VALUE (JSON if valid, else a string)")
+    add_database_options(setter)
+    setter.add_argument("path", metavar="PATH")
+    setter.add_argument("value", metavar="VALUE")
+    setter.set_defaults(handler=set_value)
+    from_file = actions.add_parser("set-file", help="set PATH to the text of FILE")
+    add_database_options(from_file)
+    from_file.add_argument("path", metavar="PATH")
+    from_file.add_argument("file", metavar="FILE")
+    from_file.set_defaults(handler=set_file)
+    unset = actions.add_parser("unset", help="remove the setting at PATH")
+    add_database_options(unset)
+    unset.add_argument("path", metavar="PATH")
+    unset.set_defaults(handler=unset_value)
+    listing = actions.add_parser("list", help="list the settings (secrets hidden)")
+    add_database_options(listing)
+    listing.set_defaults(handler=list_settings)
+
+
+def parse_value(text: str) -> Any:
+    """VALUE as JSON when it is valid JSON, else the text itself."""
+    try:
+        return msgspec.json.decode(text)
+    except msgspec.DecodeError:
+        return text
+
+
+def _store(args: argparse.Namespace, path: str, value: Any) -> int:
+    deployment, entry = database_of(args)
+
+    async def store(db: Database) -> int:
+        await db.settings.set(path, value)
+        say(f"set {path} of database {entry.name!r}")
+        return 0
+
+    return with_database(entry, deployment, store)
+
+
+def set_value(args: argparse.Namespace) -> int:
+    """``settings set PATH VALUE``."""
+    return _store(args, args.path, parse_value(args.value))
+
+
+def set_file(args: argparse.Namespace) -> int:
+    """``settings set-file PATH FILE``."""
+    try:
+        text = Path(args.file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"cannot read {args.file}: {exc}") from None
+    return _store(args, args.path, text)
+
+
+def unset_value(args: argparse.Namespace) -> int:
+    """``settings unset PATH``: exit status 1 when nothing was set there."""
+    deployment, entry = database_of(args)
+
+    async def unset(db: Database) -> int:
+        if await db.settings.unset(args.path):
+            say(f"removed {args.path} of database {entry.name!r}")
+            return 0
+        say(f"error: no setting {args.path} in database {entry.name!r}")
+        return 1
+
+    return with_database(entry, deployment, unset)
+
+
+def _leaves(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for key, value in tree.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict) and value:
+            yield from _leaves(value, path + ".")
+        else:
+            yield path, value
+
+
+def list_settings(args: argparse.Namespace) -> int:
+    """``settings list``: ``path = value`` lines, secrets as ``***``."""
+    deployment, entry = database_of(args)
+
+    async def listing(db: Database) -> int:
+        for path, value in sorted(_leaves(await db.settings.tree())):
+            shown = msgspec.json.encode(value).decode() if path in SHOWN else "***"
+            print(f"{path} = {shown}")
+        return 0
+
+    return with_database(entry, deployment, listing)

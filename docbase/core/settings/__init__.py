@@ -1,0 +1,29 @@
+"""Settings of one database: its limits, and the stored settings (mail, auth, secrets).
+
+:class:`~docbase.core.settings.store.SettingsStore` reads and changes the stored ones;
+it is imported from its module (it needs the query package, which needs ``Limits``).
+"""
+
+from __future__ import annotations
+
+from docbase.core.settings.limits import Limits
+from docbase.core.settings.stored import (
+    AuthSettings,
+    DatabaseSettings,
+    JwtSettings,
+    LoginSettings,
+    MailSettings,
+    RealtimeSettings,
+    SmtpSettings,
+)
+
+__all__ = [
+    "AuthSettings",
+    "DatabaseSettings",
+    "JwtSettings",
+    "Limits",
+    "LoginSettings",
+    "MailSettings",
+    "RealtimeSettings",
+    "SmtpSettings",
+]

@@ -1,0 +1,114 @@
+"""Reading and changing a database's stored settings.
+
+The settings are one document of the system collection :data:`SETTINGS_COLLECTION`,
+reached through the database's :class:`~docbase.core.ports.DocumentStore`, so every
+process serving the database reads the same ones. A process trusts what it read for
+at most the auth cache's time-to-live (one second, ``docbase/core/auth/cache.py``);
+a change made through this process is seen by it at once. System collections are not
+reachable through ``/rest``, so no endpoint ever returns a setting.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+from typing import Any
+
+from docbase.core.auth.cache import Namespace, SystemCache
+from docbase.core.errors import ConfigurationError, Conflict, InvalidQuery, NotFound
+from docbase.core.ports import DocumentStore
+from docbase.core.query import split_path
+from docbase.core.settings.stored import DatabaseSettings
+from docbase.core.update import SetOp, UnsetOp, Update
+
+SETTINGS_COLLECTION = "_settings"
+"""The system collection holding a database's settings document."""
+_SETTINGS_ID = hashlib.sha1(b"docbase database settings").hexdigest()[:24]
+_LOADED: Namespace[DatabaseSettings] = Namespace("settings")
+
+
+def _steps(path: str) -> tuple[str, ...]:
+    try:
+        steps = split_path(path, "setting")
+    except InvalidQuery as exc:
+        raise ConfigurationError(exc.message) from None
+    if steps[0].startswith("_"):
+        raise ConfigurationError(f"setting {path!r}: a name may not start with '_'")
+    return steps
+
+
+class SettingsStore:
+    """The settings of one database, typed on every read and every change."""
+
+    def __init__(self, store: DocumentStore, cache: SystemCache) -> None:
+        self.store = store
+        self.cache = cache
+
+    async def tree(self) -> dict[str, Any]:
+        """The stored settings object as it is now (no cache)."""
+        try:
+            document = await self.store.get(SETTINGS_COLLECTION, _SETTINGS_ID)
+        except NotFound:
+            return {}
+        return {k: v for k, v in document.items() if not k.startswith("_")}
+
+    async def load(self) -> DatabaseSettings:
+        """The typed settings, read at most once per cache lifetime.
+
+        Raises:
+            ConfigurationError: the stored settings do not fit their types.
+
+        """
+        async def read() -> DatabaseSettings:
+            return DatabaseSettings.from_tree(await self.tree())
+
+        return await self.cache.fetch(_LOADED, None, read)
+
+    async def set(self, path: str, value: Any) -> DatabaseSettings:
+        """Store ``value`` at the dotted ``path``, creating the objects on the way.
+
+        Raises:
+            ConfigurationError: the path is malformed, or the result does not fit the
+                typed settings (the message names the path).
+
+        """
+        steps = _steps(path)
+        tree = await self.tree()
+        node = changed = copy.deepcopy(tree)
+        for step in steps[:-1]:
+            node = node.setdefault(step, {})
+            if not isinstance(node, dict):
+                raise ConfigurationError(f"setting {path!r}: {step!r} holds a value, "
+                                         "not an object")
+        node[steps[-1]] = value
+        settings = DatabaseSettings.from_tree(changed)
+        await self._write(Update((SetOp(steps, value),)), {"_id": _SETTINGS_ID, **changed})
+        return settings
+
+    async def unset(self, path: str) -> bool:
+        """Remove the setting at ``path``; return whether there was one.
+
+        Raises:
+            ConfigurationError: the path is malformed.
+
+        """
+        steps = _steps(path)
+        try:
+            DatabaseSettings.from_tree(await self.tree()).lookup(".".join(steps))
+        except KeyError:
+            return False
+        await self._write(Update((UnsetOp(steps),)), None)
+        return True
+
+    async def _write(self, update: Update, whole: dict[str, Any] | None) -> None:
+        try:
+            await self.store.update(SETTINGS_COLLECTION, _SETTINGS_ID, update, stamp={})
+        except NotFound:
+            if whole is None:
+                return
+            try:
+                await self.store.insert(SETTINGS_COLLECTION, [whole])
+            except Conflict:  # another process stored the first setting meanwhile
+                await self.store.update(SETTINGS_COLLECTION, _SETTINGS_ID, update, stamp={})
+        finally:
+            self.cache.invalidate(_LOADED)

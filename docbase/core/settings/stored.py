@@ -1,0 +1,136 @@
+"""The typed settings a database keeps in its storage (the "global settings").
+
+They are one nested JSON object. The sections below (``mail``, ``auth``, ``realtime``)
+are typed: a value of the wrong type or an unknown key inside them is refused, naming
+its path. Every other top-level key holds the operator's own secrets (for example
+``google.private_key``), which ``POST /auth/jwt`` can sign with by dotted path.
+Nothing here is ever returned by an HTTP endpoint.
+"""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import msgspec
+
+from docbase.core.errors import ConfigurationError
+
+
+class SmtpSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """How to reach the SMTP server (``mail.smtp.*``)."""
+
+    host: str = "localhost"
+    """The SMTP server's host name."""
+    port: int = 587
+    """Its port: 587 for STARTTLS, 465 for implicit TLS, 25 for neither."""
+    starttls: bool = True
+    """Upgrade the connection with STARTTLS (ignored with ``tls``)."""
+    tls: bool = False
+    """Implicit TLS from the first byte (port 465)."""
+    username: str | None = None
+    """Login name; no login without it."""
+    password: str | None = None
+    """Login password (a secret)."""
+    timeout: float = 30.0
+    """Seconds to wait for the server at each step."""
+
+
+class MailSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Outbound mail (``mail.*``)."""
+
+    transport: Literal["outbox", "smtp"] = "outbox"
+    """``outbox`` captures messages without sending (the default); ``smtp`` sends them."""
+    sender: str = msgspec.field(default="docbase@localhost", name="from")
+    """The address messages come from (``mail.from``)."""
+    smtp: SmtpSettings = SmtpSettings()
+
+
+class JwtSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Verifying bearer tokens of an external identity provider (``auth.jwt.*``)."""
+
+    secret: str | None = None
+    """HMAC secret for HS256/384/512 tokens."""
+    public_key: str | None = None
+    """PEM public key for RS*/ES* tokens."""
+    issuer: str | None = None
+    """Required ``iss`` claim, when set."""
+    audience: str | None = None
+    """Required ``aud`` claim, when set."""
+
+
+class LoginSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Tokens issued by ``POST /auth/login`` (``auth.login.*``)."""
+
+    lifetime: str | int = "1d"
+    """How long a login token lives: seconds, or ``"30m"``, ``"12h"``, ``"1d"``."""
+
+
+class AuthSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Authentication (``auth.*``)."""
+
+    jwt: JwtSettings = JwtSettings()
+    login: LoginSettings = LoginSettings()
+
+
+class RealtimeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The change feed over server-sent events (``realtime.*``)."""
+
+    enabled: bool = msgspec.field(default=False, name="global")
+    """Serve ``GET /realtime`` (``realtime.global``)."""
+
+
+_SECTIONS: dict[str, type[msgspec.Struct]] = {
+    "mail": MailSettings, "auth": AuthSettings, "realtime": RealtimeSettings,
+}
+
+
+class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
+    """The stored settings of one database, typed where docbase reads them."""
+
+    mail: MailSettings = MailSettings()
+    auth: AuthSettings = AuthSettings()
+    realtime: RealtimeSettings = RealtimeSettings()
+    tree: dict[str, Any] = {}
+    """The whole stored object, for secrets looked up by dotted path."""
+
+    @classmethod
+    def from_tree(cls, tree: dict[str, Any]) -> DatabaseSettings:
+        """Type the stored object.
+
+        Raises:
+            ConfigurationError: a typed section holds an unknown key or a wrong type;
+                the message names the path.
+
+        """
+        sections: dict[str, Any] = {name: _convert(tree[name], kind, name)
+                                    for name, kind in _SECTIONS.items() if name in tree}
+        return cls(tree=tree, **sections)
+
+    def lookup(self, path: str) -> Any:
+        """The value at a dotted ``path`` of the stored object.
+
+        Raises:
+            KeyError: nothing is stored there.
+
+        """
+        node: Any = self.tree
+        for step in path.split("."):
+            if not isinstance(node, dict) or step not in node:
+                raise KeyError(path)
+            node = node[step]
+        return node
+
+
+def _convert(value: Any, kind: type[msgspec.Struct], prefix: str) -> msgspec.Struct:
+    try:
+        return msgspec.convert(value, kind)
+    except msgspec.ValidationError as exc:
+        detail, _, where = str(exc).partition(" - at `$")
+        where = where.rstrip("`").lstrip(".")
+        marker = "Object contains unknown field `"
+        if detail.startswith(marker):
+            unknown = detail.removeprefix(marker).removesuffix("`")
+            path = ".".join(p for p in (prefix, where, unknown) if p)
+            raise ConfigurationError(f"unknown setting {path!r}") from None
+        path = ".".join(p for p in (prefix, where) if p)
+        raise ConfigurationError(f"setting {path!r}: {detail}") from None
