@@ -47,6 +47,29 @@ def add_database_options(parser: argparse.ArgumentParser, *,
         "--db", metavar="NAME", help=f"database to act on (default: the primary, {PRIMARY!r})")
 
 
+def add_action(
+    actions: Any,
+    name: str,
+    handler: Callable[[argparse.Namespace], int],
+    *,
+    help: str,
+    description: str | None = None,
+    json_output: bool = False,
+    storage_help: str | None = None,
+) -> argparse.ArgumentParser:
+    """Add one action of a command group, acting on one database (``--db``).
+
+    ``json_output`` adds ``--json`` (JSON lines instead of a table).
+    """
+    parser: argparse.ArgumentParser = actions.add_parser(name, help=help,
+                                                          description=description)
+    add_database_options(parser, storage_help=storage_help)
+    if json_output:
+        parser.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    parser.set_defaults(handler=handler)
+    return parser
+
+
 def say(message: str) -> None:
     """Tell the operator something, on stderr (stdout is kept for what scripts read)."""
     print(f"docbase: {message}", file=sys.stderr)

@@ -10,7 +10,7 @@ import msgspec
 from docbase.bootstrap import ensure_admin_key
 from docbase.cli.common import (
     DEPLOYMENT_SETTINGS,
-    add_database_options,
+    add_action,
     add_deployment_options,
     deployment_from,
     print_table,
@@ -36,18 +36,13 @@ def register(commands: Any) -> None:
 
     parser = commands.add_parser("db", help="manage the databases of a deployment")
     actions = parser.add_subparsers(dest="db_command", required=True, metavar="ACTION")
-    create = actions.add_parser(
-        "create", help="add a database",
+    create = add_action(
+        actions, "create", create_database, help="add a database",
         description="Add a database to the catalog in the data directory, create it with "
-                    "a full-access key, and print that key on stdout.")
-    add_database_options(create, storage_help="storage URL of the new database "
-                                              "(default sqlite:///DIR/NAME.db)")
+                    "a full-access key, and print that key on stdout.",
+        storage_help="storage URL of the new database (default sqlite:///DIR/NAME.db)")
     create.add_argument("name", metavar="NAME")
-    create.set_defaults(handler=create_database)
-    listing = actions.add_parser("list", help="list the databases")
-    add_database_options(listing)
-    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    listing.set_defaults(handler=list_databases)
+    add_action(actions, "list", list_databases, help="list the databases", json_output=True)
 
 
 def serve(args: argparse.Namespace) -> int:

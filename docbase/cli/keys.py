@@ -9,7 +9,7 @@ import msgspec
 
 from docbase.cli.common import (
     UsageError,
-    add_database_options,
+    add_action,
     database_of,
     print_table,
     say,
@@ -23,11 +23,10 @@ def register(commands: Any) -> None:
     """Add the ``keys`` command and its actions."""
     parser = commands.add_parser("keys", help="manage API keys of a database")
     actions = parser.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
-    create = actions.add_parser(
-        "create", help="create a key and print it",
+    create = add_action(
+        actions, "create", create_key, help="create a key and print it",
         description="Create an API key and print it (alone) on stdout. Without --path "
                     "or --method the key has full access.")
-    add_database_options(create)
     create.add_argument("--full", action="store_true", help="full access (the default "
                         "unless --path or --method is given)")
     create.add_argument("--path", action="extend", nargs="+", default=[], metavar="GLOB",
@@ -39,17 +38,10 @@ def register(commands: Any) -> None:
     create.add_argument("--expires", metavar="ISO8601", help="expiry date or time (UTC "
                         "unless an offset is given)")
     create.add_argument("--description", default="", help="a note shown by 'keys list'")
-    create.set_defaults(handler=create_key)
-
-    listing = actions.add_parser("list", help="list the keys (never their values)")
-    add_database_options(listing)
-    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
-    listing.set_defaults(handler=list_keys)
-
-    revoke = actions.add_parser("revoke", help="revoke a key")
-    add_database_options(revoke)
+    add_action(actions, "list", list_keys, help="list the keys (never their values)",
+               json_output=True)
+    revoke = add_action(actions, "revoke", revoke_key, help="revoke a key")
     revoke.add_argument("key", metavar="KEY", help="the key, its id, or a unique prefix")
-    revoke.set_defaults(handler=revoke_key)
 
 
 def create_key(args: argparse.Namespace) -> int:

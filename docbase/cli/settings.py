@@ -15,7 +15,7 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import UsageError, add_database_options, database_of, say, with_database
+from docbase.cli.common import UsageError, add_action, database_of, say, with_database
 from docbase.core.database import Database
 
 SHOWN = frozenset({
@@ -30,23 +30,16 @@ def register(commands: Any) -> None:
     """Add the ``settings`` command and its actions."""
     parser = commands.add_parser("settings", help="manage the stored settings of a database")
     actions = parser.add_subparsers(dest="settings_command", required=True, metavar="ACTION")
-    setter = actions.add_parser("set", help="set PATH to VALUE (JSON if valid, else a string)")
-    add_database_options(setter)
+    setter = add_action(actions, "set", set_value,
+                        help="set PATH to VALUE (JSON if valid, else a string)")
     setter.add_argument("path", metavar="PATH")
     setter.add_argument("value", metavar="VALUE")
-    setter.set_defaults(handler=set_value)
-    from_file = actions.add_parser("set-file", help="set PATH to the text of FILE")
-    add_database_options(from_file)
+    from_file = add_action(actions, "set-file", set_file, help="set PATH to the text of FILE")
     from_file.add_argument("path", metavar="PATH")
     from_file.add_argument("file", metavar="FILE")
-    from_file.set_defaults(handler=set_file)
-    unset = actions.add_parser("unset", help="remove the setting at PATH")
-    add_database_options(unset)
+    unset = add_action(actions, "unset", unset_value, help="remove the setting at PATH")
     unset.add_argument("path", metavar="PATH")
-    unset.set_defaults(handler=unset_value)
-    listing = actions.add_parser("list", help="list the settings (secrets hidden)")
-    add_database_options(listing)
-    listing.set_defaults(handler=list_settings)
+    add_action(actions, "list", list_settings, help="list the settings (secrets hidden)")
 
 
 def parse_value(text: str) -> Any:
