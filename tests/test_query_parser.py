@@ -522,6 +522,27 @@ def test_regex_atomic_groups_and_possessive_quantifiers_are_refused() -> None:
             parse_filter({"f": {"$regex": pattern}})
 
 
+@pytest.mark.parametrize("pattern", [
+    "[*+]", "[+*]+", "a[?]+b", "[a-z*]+x", "[]*+]", "[^]+*]", r"[\]*+]", r"\*+", r"\++",
+    r"\\?\d+", "(a|b)+c", "x{2}c+",
+])
+def test_regex_symbols_in_a_class_or_escaped_are_not_possessive_quantifiers(
+    pattern: str,
+) -> None:
+    node = parse_filter({"f": {"$regex": pattern}})
+    assert node == Regex(("f",), pattern)
+
+
+@pytest.mark.parametrize("pattern", [
+    "[ab]*+", "[*]++", r"\\*+", r"[\]]?+", "(?>[+*])", r"(?<=[a])b", r"(a)[1]\1",
+])
+def test_a_construct_after_a_class_or_an_escaped_backslash_is_still_refused(
+    pattern: str,
+) -> None:
+    with pytest.raises(InvalidQuery, match="unsupported construct"):
+        parse_filter({"f": {"$regex": pattern}})
+
+
 def test_regex_is_validated_with_its_options() -> None:
     import pytest
 

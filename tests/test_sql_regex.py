@@ -21,9 +21,10 @@ PROPERTY = settings(max_examples=500 if IN_CI else 150, deadline=None,
                     suppress_health_check=[HealthCheck.function_scoped_fixture,
                                            HealthCheck.too_slow])
 
-ALPHABET = "abAB_1 é\nKk\u017f\u0130\u0131."  # with long s, dotted I, dotless i
+ALPHABET = "abAB_1 é\nKk\u017f\u0130\u0131.*+?]"  # with long s, dotted I, dotless i
 ATOMS = ["a", "b", "A", "é", "k", "K", "1", " ", "\\n", "_", ".", "\\.", "[a-c]", "[^ab]",
-         "[A-Z_]", "[é-ï]", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "[\\w.]", "[^\\W\\d]"]
+         "[A-Z_]", "[é-ï]", "\\d", "\\D", "\\w", "\\W", "\\s", "\\S", "[\\w.]", "[^\\W\\d]",
+         "[*+]", "[]?a]", "[^]*]", "[\\]+]", "\\*", "\\+"]  # symbols in classes are literals
 ANCHORS = ["^", "$", "\\A", "\\Z", "\\b", "\\B"]
 QUANTIFIERS = ["", "", "*", "+", "?", "*?", "+?", "??", "{2}", "{1,3}", "{0,2}?", "{2,}"]
 

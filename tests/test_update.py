@@ -141,8 +141,12 @@ def test_set_replaces_an_array_element_by_index() -> None:
         ({"a": "text"}, {"$inc": {"a.b": 1}}),
         ({"tags": ["a"]}, {"$set": {"tags.3": "z"}}),
         ({"tags": ["a"]}, {"$set": {"tags.x": "z"}}),
+        ({"tags": ["a", "b"]}, {"$set": {"tags.01": "z"}}),
+        ({"items": [{"n": 1}, {"n": 2}]}, {"$inc": {"items.01.n": 1}}),
+        ({"tags": ["a"]}, {"$set": {"tags.+0": "z"}}),
     ],
-    ids=["through-number", "through-string", "index-out-of-range", "key-on-array"],
+    ids=["through-number", "through-string", "index-out-of-range", "key-on-array",
+         "non-canonical-index", "non-canonical-index-on-the-way", "signed-index"],
 )
 def test_set_through_a_scalar_or_past_an_array_is_a_conflict(
     document: dict[str, Any], body: dict[str, Any]
@@ -162,6 +166,15 @@ def test_unset_of_an_array_element_leaves_null() -> None:
     assert put({"tags": ["a", "b", "c"]}, {"$unset": {"tags.1": ""}}) == {
         "tags": ["a", None, "c"]
     }
+
+
+def test_an_index_is_read_as_queries_read_it_so_01_names_no_element() -> None:
+    # queries (docbase/core/evaluate.py array_index) take only canonical decimals
+    assert put({"tags": ["a", "b"]}, {"$unset": {"tags.01": ""}}) == {"tags": ["a", "b"]}
+    assert put({"tags": ["a", "b"]}, {"$set": {"tags.0": "z"}}) == {"tags": ["z", "b"]}
+    assert put({"m": [[1, 2]]}, {"$push": {"m.0": 3}}) == {"m": [[1, 2, 3]]}
+    with pytest.raises(Conflict):
+        put({"m": [[1, 2]]}, {"$push": {"m.00": 3}})
 
 
 def test_inc_adds_and_creates_missing_fields() -> None:

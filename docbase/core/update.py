@@ -21,7 +21,7 @@ import msgspec
 
 from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.errors import Conflict, InvalidQuery
-from docbase.core.evaluate import json_equal
+from docbase.core.evaluate import array_index, json_equal
 from docbase.core.query import JSON, Path, split_path
 
 
@@ -212,16 +212,15 @@ def _parent_for(
 def _read(node: Container, step: str) -> Any:
     if isinstance(node, dict):
         return node.get(step, _MISSING)
-    if _is_index(step) and int(step) < len(node):
-        return node[int(step)]
-    return _MISSING
+    index = _index(node, step)
+    return _MISSING if index is None else node[index]
 
 
 def _assign(node: Container, step: str, value: Any, where: str) -> None:
     if isinstance(node, dict):
         node[step] = value
-    elif _is_index(step) and int(step) < len(node):
-        node[int(step)] = value
+    elif (index := _index(node, step)) is not None:
+        node[index] = value
     else:
         raise Conflict(f"cannot set {where!r}: {step!r} is not an index of the array")
 
@@ -229,9 +228,11 @@ def _assign(node: Container, step: str, value: Any, where: str) -> None:
 def _remove(node: Container, step: str) -> None:
     if isinstance(node, dict):
         node.pop(step, None)
-    elif _is_index(step) and int(step) < len(node):
-        node[int(step)] = None  # MongoDB's $unset on an array element leaves null
+    elif (index := _index(node, step)) is not None:
+        node[index] = None  # MongoDB's $unset on an array element leaves null
 
 
-def _is_index(step: str) -> bool:
-    return step.isascii() and step.isdigit()
+def _index(node: list[Any], step: str) -> int | None:
+    """The element ``step`` names, by the same rule as queries (``0``, ``12``; not ``01``)."""
+    index = array_index(step)
+    return index if index is not None and index < len(node) else None

@@ -15,10 +15,41 @@ from docbase.core.query.ast import JSON, Path, Regex
 
 _UNSUPPORTED_REGEX = re.compile(
     r"\(\?<[=!]|\\[1-9]|\(\?P[=<>]|\(\?<\w|\\k<|\(\?\(|\(\?[aLu]"  # look-behind, backrefs, names
-    r"|\(\?>|(?<!\\)[*+?}]\+"  # atomic groups and possessive quantifiers
+    r"|\(\?>|[*+?}]\+"  # atomic groups and possessive quantifiers
 )
 _REGEX_OPTIONS = frozenset("imsx")
 _OPTION_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
+
+
+def _structure(pattern: str) -> str:
+    """``pattern`` with every character class and escaped symbol replaced by ``_``.
+
+    What is left is what can be a construct: ``[*+]`` is two literal characters, and
+    ``\\*+`` a literal star repeated, not a possessive quantifier. Escapes of letters
+    and digits stay, since ``\\1`` and ``\\k<name>`` are backreferences.
+    """
+    kept: list[str] = []
+    i, end = 0, len(pattern)
+    while i < end:
+        char = pattern[i]
+        if char == "\\":
+            escaped = pattern[i:i + 2]
+            kept.append(escaped if escaped[1:].isalnum() else "_")
+            i += 2
+        elif char == "[":
+            i += 1
+            if pattern.startswith("^", i):
+                i += 1
+            if pattern.startswith("]", i):  # a "]" first in a class is a literal
+                i += 1
+            while i < end and pattern[i] != "]":
+                i += 2 if pattern[i] == "\\" else 1
+            kept.append("_")
+            i += 1
+        else:
+            kept.append(char)
+            i += 1
+    return "".join(kept)
 
 
 def regex_flags(options: str) -> re.RegexFlag:
@@ -42,7 +73,7 @@ def parse_regex(path: Path, pattern: JSON, options: JSON) -> Regex:
         raise InvalidQuery(f"$regex on {dotted!r} needs a string pattern")
     if not isinstance(options, str) or set(options) - _REGEX_OPTIONS:
         raise InvalidQuery(f"$options on {dotted!r} may only hold the letters i, m, s, x")
-    if _UNSUPPORTED_REGEX.search(pattern):
+    if _UNSUPPORTED_REGEX.search(_structure(pattern)):
         raise InvalidQuery(f"$regex on {dotted!r} uses an unsupported construct "
                            "(look-behind, backreference, named group, atomic group or "
                            "possessive quantifier)")
