@@ -22,11 +22,11 @@ _OPTION_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.
 
 
 def _structure(pattern: str) -> str:
-    """``pattern`` with every character class and escaped symbol replaced by ``_``.
+    r"""``pattern`` with every character class and escaped symbol replaced by ``_``.
 
     What is left is what can be a construct: ``[*+]`` is two literal characters, and
-    ``\\*+`` a literal star repeated, not a possessive quantifier. Escapes of letters
-    and digits stay, since ``\\1`` and ``\\k<name>`` are backreferences.
+    ``\*+`` a literal star repeated, not a possessive quantifier. Escapes of letters
+    and digits stay, since ``\1`` and ``\k<name>`` are backreferences.
     """
     kept: list[str] = []
     i, end = 0, len(pattern)
