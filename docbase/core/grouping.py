@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import copy
+import math
 from collections.abc import Iterable, Sequence
 
 from docbase.core.documents import Document
@@ -44,8 +45,8 @@ def aggregate(
     ``()``, even for no documents.
 
     Each aggregate reads the plain value at its field like :func:`group_key` (objects
-    only, no array expansion). ``SUM`` adds the numbers (booleans are not numbers; an
-    int total stays an int; no numbers: 0); ``AVG`` is their float mean (no numbers:
+    only, no array expansion). ``SUM`` adds the numbers with :func:`number_sum`
+    (booleans are not numbers; no numbers: 0); ``AVG`` is that sum over the count (no numbers:
     ``None``); ``MIN``/``MAX`` take the least/greatest present, non-null value in the
     total order (``None`` when none); ``COUNT`` counts the documents of the group.
     Results are under :attr:`Aggregate.key`.
@@ -64,6 +65,19 @@ def aggregate(
     ]
 
 
+def number_sum(numbers: Iterable[int | float]) -> int | float:
+    """The sum of ``numbers``: exact for integers, correctly rounded once a float takes part.
+
+    ``math.fsum`` makes the float sum independent of the order the numbers come in, so
+    every adapter, adding them in whatever order its engine hands them over, answers
+    the same.
+    """
+    numbers = list(numbers)
+    if all(isinstance(n, int) for n in numbers):
+        return sum(numbers)
+    return math.fsum(numbers)
+
+
 def _aggregate_value(spec: Aggregate, members: list[Document]) -> JSON:
     if spec.func == "COUNT":
         return len(members)
@@ -72,9 +86,9 @@ def _aggregate_value(spec: Aggregate, members: list[Document]) -> JSON:
     numbers = [v for v in values if isinstance(v, int | float) and not isinstance(v, bool)]
     match spec.func:
         case "SUM":
-            return sum(numbers)
+            return number_sum(numbers)
         case "AVG":
-            return sum(numbers) / len(numbers) if numbers else None
+            return number_sum(numbers) / len(numbers) if numbers else None
         case "MIN":
             return copy.deepcopy(min(values, key=sort_key)) if values else None
         case "MAX":

@@ -166,6 +166,22 @@ class DocumentStoreContract:
         assert rows[0].values == {"SUM s": 15, "AVG s": 7.5, "MIN s": 5, "MAX s": True,
                                   "COUNT n": 5}
 
+    async def test_float_sums_do_not_depend_on_document_order(
+        self, store: DocumentStore
+    ) -> None:
+        # added one by one in _id order, group a gives 1.0 and group b 3.0 (1e16 + 1.0
+        # rounds back to 1e16); the exact sums are 2.0 and 5.0, exact as doubles too
+        await seed(store, {"g": "a", "v": 1e16}, {"g": "a", "v": 1.0},
+                   {"g": "a", "v": -1e16}, {"g": "a", "v": 1.0})
+        await seed(store, {"g": "b", "v": 1.0}, {"g": "b", "v": 1e16},
+                   {"g": "b", "v": 1.0}, {"g": "b", "v": -1e16}, {"g": "b", "v": 3})
+        rows = await store.aggregate(C, MATCH_ALL, (("g",),),
+                                     (Aggregate("SUM", "v"), Aggregate("AVG", "v")))
+        assert [(r.key, r.values) for r in rows] == [
+            (("a",), {"SUM v": 2.0, "AVG v": 0.5}),
+            (("b",), {"SUM v": 5.0, "AVG v": 1.0}),
+        ]
+
     async def test_aggregate_on_nothing_gives_one_row(self, store: DocumentStore) -> None:
         rows = await store.aggregate(C, MATCH_ALL, (), (Aggregate("SUM", "s"),
                                                          Aggregate("AVG", "s"),

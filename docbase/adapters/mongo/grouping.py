@@ -1,10 +1,10 @@
-"""``$groupby``/``$aggregate`` pushed down: one ``$group`` stage, then the sums.
+"""``$groupby``/``$aggregate`` pushed down: one ``$group`` stage.
 
 Group keys and aggregated fields follow objects only (``grouping.group_key``), which
-is spelled out with :func:`.expressions.plain_value`. ``SUM`` and ``AVG`` add numbers
-only (booleans excluded), one after the other in ``_id`` order like Python's ``sum``
-over core's documents (so each group's numbers are gathered on the server first);
-``AVG`` is computed here from that sum and the count, as core does. ``MIN``/``MAX``
+is spelled out with :func:`.expressions.plain_value`. ``SUM`` and ``AVG`` take numbers
+only (booleans excluded): each group's numbers are gathered on the server and added
+here with core's ``number_sum`` (exact for integers, ``math.fsum`` once a float takes
+part), since a native ``$sum`` adds doubles with another rounding. ``MIN``/``MAX``
 are taken natively among scalars, whose BSON order is core's; the rank of the
 deciding type class comes along, and when it is an object or an array (whose orders
 differ) :func:`decode_rows` returns ``None`` and the store aggregates with core. It
@@ -19,6 +19,7 @@ from typing import Any
 
 from docbase.adapters.mongo import expressions as ex
 from docbase.adapters.mongo.codec import decode_value
+from docbase.core.grouping import number_sum
 from docbase.core.ordering import sort_key
 from docbase.core.query import JSON, Aggregate, AggregateRow, Path
 
@@ -30,7 +31,7 @@ def group_stages(groupby: Sequence[Path], aggregates: Sequence[Aggregate]
                  ) -> list[dict[str, Any]]:
     """Build the stages (after the ``$match``) computing every aggregate per group key.
 
-    The documents must come in ``_id`` order: sums and first-met keys depend on it.
+    The documents must come in ``_id`` order: the first-met group keys depend on it.
     """
     scope = ex.Scope()
     keys = [{"$ifNull": [ex.plain_value(scope, path), None]} for path in groupby]
@@ -53,23 +54,7 @@ def group_stages(groupby: Sequence[Path], aggregates: Sequence[Aggregate]
                 "$cond": [{"$in": [rank, _SCALAR_RANKS]}, "$$a", "$$REMOVE"]})}
             fields[f"r{i}"] = {accumulator: _with(value, {
                 "$cond": [{"$gt": [rank, 0]}, rank, "$$REMOVE"]})}
-    return [{"$group": fields}, *_summed(aggregates)]
-
-
-def _summed(aggregates: Sequence[Aggregate]) -> list[dict[str, Any]]:
-    """Add each group's numbers one by one, in ``_id`` order, as Python's ``sum`` does.
-
-    A native ``$sum`` would be exact for integers but adds doubles with extra precision
-    (or in another order), so its last digit can differ from core's.
-    """
-    sums: dict[str, Any] = {}
-    for i, spec in enumerate(aggregates):
-        if spec.func in ("SUM", "AVG"):
-            numbers = {"$filter": {"input": f"$s{i}", "as": "n", "cond": {"$ne": ["$$n", None]}}}
-            sums[f"s{i}"] = {"$reduce": {"input": numbers, "initialValue": 0,
-                                         "in": {"$add": ["$$value", "$$this"]}}}
-            sums[f"c{i}"] = {"$size": numbers}
-    return [{"$addFields": sums}] if sums else []
+    return [{"$group": fields}]
 
 
 def _with(value: ex.Expr, body: ex.Expr) -> ex.Expr:
@@ -94,7 +79,7 @@ def decode_rows(
             values[spec.key] = _result(spec, raw, i)
         rows.append(AggregateRow(key, values))
     if not groupby and not rows:
-        empty = {"n": 0, **{f"s{i}": 0 for i in range(len(aggregates))}}
+        empty = {"n": 0, **{f"s{i}": [] for i in range(len(aggregates))}}
         rows.append(AggregateRow((), {spec.key: _result(spec, empty, i)
                                       for i, spec in enumerate(aggregates)}))
     rows.sort(key=lambda row: tuple(sort_key(value) for value in row.key))
@@ -105,10 +90,10 @@ def _result(spec: Aggregate, raw: Mapping[str, Any], i: int) -> JSON:
     match spec.func:
         case "COUNT":
             return raw["n"]
-        case "SUM":
-            return raw[f"s{i}"]
-        case "AVG":
-            count = raw.get(f"c{i}", 0)
-            return raw[f"s{i}"] / count if count else None
+        case "SUM" | "AVG":
+            numbers = [n for n in raw[f"s{i}"] if n is not None]
+            if spec.func == "SUM":
+                return number_sum(numbers)
+            return number_sum(numbers) / len(numbers) if numbers else None
         case _:
             return decode_value(raw.get(f"m{i}"))

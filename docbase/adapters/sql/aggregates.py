@@ -5,9 +5,10 @@ plain ``GROUP BY`` does not:
 
 - groups are keyed by order key (``1`` and ``1.0`` together, objects by key order), and
   the returned key is the value of the group's first document (smallest ``_id``);
-- ``SUM`` of integers is exact; once a float takes part, the doubles are added one by
-  one in ``_id`` order (a running window sum read at the group's last row), as Python's
-  ``sum`` adds them in document order; ``AVG`` is that sum divided by the count;
+- ``SUM`` of integers is exact; once a float takes part, the sum is the correctly
+  rounded one of core's ``number_sum`` (``math.fsum``), which the dialect's
+  :meth:`~.dialects.Dialect.float_sum` aggregate provides; ``AVG`` is that sum divided
+  by the count;
 - ``MIN``/``MAX`` return the value of the first document holding the least/greatest
   key, ignoring null and missing.
 """
@@ -55,7 +56,6 @@ def aggregate_statement(
         return sa.func.row_number().over(partition_by=partition, order_by=list(order))
 
     inner.append(window(identity.asc()).label("first"))
-    inner.append(window(identity.desc()).label("last"))
     for j, spec in enumerate(aggregates):
         if spec.func == "COUNT":
             continue
@@ -64,9 +64,6 @@ def aggregate_statement(
             number = value.number()
             inner.append(number.label(f"n{j}"))
             inner.append(sa.case((value.is_float(), 1), else_=0).label(f"f{j}"))
-            running = sa.func.sum(sa.cast(number, sa.Float)).over(
-                partition_by=partition, order_by=identity, rows=(None, 0))
-            inner.append(running.label(f"r{j}"))
         else:
             key = compiler.key(value)
             is_null = dialect.key_is_null(key)
@@ -84,7 +81,7 @@ def aggregate_statement(
         if spec.func in ("SUM", "AVG"):
             outer.extend([sa.func.sum(rows.c[f"n{j}"]), sa.func.count(rows.c[f"n{j}"]),
                           sa.func.sum(rows.c[f"f{j}"]),
-                          sa.func.max(sa.case((rows.c.last == 1, rows.c[f"r{j}"])))])
+                          dialect.float_sum(sa.cast(rows.c[f"n{j}"], sa.Float))])
         elif spec.func in ("MIN", "MAX"):
             picked = (rows.c[f"w{j}"] == 1) & (rows.c[f"z{j}"] == 0)
             outer.append(sa.func.max(sa.case((picked, rows.c[f"v{j}"]))))
@@ -95,12 +92,14 @@ def aggregate_statement(
             *(dialect.order(column) for column in group_columns))
 
     def decode(result_rows: Sequence[Any]) -> list[AggregateRow]:
-        return [_row(row, len(groupby), aggregates) for row in result_rows]
+        return [_row(row, len(groupby), aggregates, dialect.float_total)
+                for row in result_rows]
 
     return statement, decode
 
 
-def _row(row: Sequence[Any], width: int, aggregates: Sequence[Aggregate]) -> AggregateRow:
+def _row(row: Sequence[Any], width: int, aggregates: Sequence[Aggregate],
+         float_total: Callable[[Any], float]) -> AggregateRow:
     count = row[0]
     key = tuple(_json(text) for text in row[1:1 + width])
     position = 1 + width
@@ -113,13 +112,13 @@ def _row(row: Sequence[Any], width: int, aggregates: Sequence[Aggregate]) -> Agg
             values[spec.key] = _json(row[position])
             position += 1
             continue
-        exact, numbers, floats, running = row[position:position + 4]
+        exact, numbers, floats, float_sum = row[position:position + 4]
         position += 4
         total: int | float
         if not numbers:
             total = 0
         elif floats:
-            total = float(running)
+            total = float_total(float_sum)
         else:
             total = int(exact) if isinstance(exact, Decimal | int) else int(float(exact))
         if spec.func == "SUM":

@@ -110,6 +110,14 @@ class Dialect(abc.ABC):
     def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
         """Build one INSERT of many rows, with few parameters (fast for big batches)."""
 
+    @abc.abstractmethod
+    def float_sum(self, number: Expr) -> Expr:
+        """Aggregate a group's doubles for :meth:`float_total` (NULLs are skipped)."""
+
+    @abc.abstractmethod
+    def float_total(self, aggregated: Any) -> float:
+        """The correctly rounded sum (``math.fsum``) of what :meth:`float_sum` returned."""
+
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
         """Return keys ``(low, high)``: a key of class ``cls`` is ``>= low``, ``< high``."""
         return RANKS[cls], chr(ord(RANKS[cls]) + 1)

@@ -8,6 +8,7 @@ scalar conditions. Walking paths and order keys are the functions of
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -60,6 +61,14 @@ class PostgresDialect(Dialect):
     @override
     def literal_key(self, value: JSON) -> Any:
         return encode_key(value)
+
+    @override
+    def float_sum(self, number: Expr) -> Expr:
+        return sa.func.array_agg(number)  # summed by the client: PostgreSQL has no fsum
+
+    @override
+    def float_total(self, aggregated: Any) -> float:
+        return math.fsum(value for value in aggregated if value is not None)
 
     @override
     def regex(self, text: Expr, pattern: str, options: str) -> Condition:

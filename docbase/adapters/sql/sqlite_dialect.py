@@ -6,6 +6,7 @@ Python functions of :mod:`.sqlite_functions`, registered on every connection.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from typing import Any
 
@@ -76,6 +77,14 @@ class SqliteDialect(Dialect):
             return "", b""
         low, high = super().class_bounds(cls)
         return low.encode(), high.encode()
+
+    @override
+    def float_sum(self, number: Expr) -> Expr:
+        return sa.func.group_concat(sa.func.docbase_float_repr(number), " ")
+
+    @override
+    def float_total(self, aggregated: Any) -> float:
+        return math.fsum(float(text) for text in (aggregated or "").split())
 
     @override
     def regex(self, text: Expr, pattern: str, options: str) -> Condition:

@@ -62,6 +62,11 @@ def _regexp(pattern: str, options: str, value: Any) -> int | None:
     return int(_compiled(pattern, options).search(value) is not None)
 
 
+def _float_repr(value: float | None) -> str | None:
+    # SQLite prints doubles with 15 digits; repr gives back the very same double
+    return None if value is None else repr(float(value))
+
+
 FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "docbase_key": (1, _key),
     "docbase_member": (2, _member),
@@ -69,6 +74,7 @@ FUNCTIONS: dict[str, tuple[int, Callable[..., Any]]] = {
     "docbase_reached": (2, _walker(evaluate.reached_values)),
     "docbase_sort_items": (2, _walker(_sort_items)),
     "docbase_regexp": (3, _regexp),
+    "docbase_float_repr": (1, _float_repr),
 }
 
 
