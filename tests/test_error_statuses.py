@@ -21,6 +21,7 @@ EXPECTED = {
     "MissingDependencyError": 500,
     "InvalidQuery": 400,
     "InvalidId": 400,
+    "RegexTimeout": 400,
     "UnsupportedMediaType": 415,
     "NotFound": 404,
     "ValidationFailed": 422,

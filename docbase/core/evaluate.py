@@ -19,7 +19,6 @@ it. Where the page leaves a choice open, this module fixes it (and says so below
 from __future__ import annotations
 
 import functools
-import re
 from collections.abc import Iterable, Sequence
 from typing import assert_never
 
@@ -49,6 +48,7 @@ from docbase.core.query import (
     SortKey,
     Text,
 )
+from docbase.core.query.regex import regex_search
 
 # ---------------------------------------------------------------------------- values
 
@@ -139,8 +139,7 @@ def matches(filter: Filter, document: JSON) -> bool:
             return any(_ordered(v, low, 0, 1) and _ordered(v, high, -1, 0)
                        for v in _candidates(document, path))
         case Regex(path=path, pattern=pattern, options=options):
-            regex = _compile(pattern, options)
-            return any(isinstance(v, str) and regex.search(v) is not None
+            return any(isinstance(v, str) and regex_search(pattern, options, v)
                        for v in reached_values(document, path))
         case Exists(path=path, present=present):
             return bool(path_values(document, path)) == present
@@ -189,17 +188,6 @@ def _ordered(value: JSON, operand: JSON, low: int, high: int) -> bool:
     if type_class(value) != type_class(operand):
         return False
     return low <= compare(value, operand) <= high
-
-
-_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
-
-
-@functools.lru_cache(maxsize=256)
-def _compile(pattern: str, options: str) -> re.Pattern[str]:
-    flags = re.NOFLAG
-    for letter in options:
-        flags |= _FLAGS[letter]
-    return re.compile(pattern, flags)
 
 
 def _element_matches(query: Filter, element: JSON, *, objects: bool) -> bool:

@@ -6,6 +6,8 @@ driver error                           docbase error
 integrity (duplicate key, unique)      :class:`~docbase.core.errors.Conflict`
 PostgreSQL data exception (class 22):  :class:`~docbase.core.errors.InvalidQuery`
 U+0000 in text, bad regex, overflow
+SQLite: a user function raised        :class:`~docbase.core.errors.RegexTimeout` (only
+                                       ``REGEXP`` raises: past its time limit)
 a collection table dropped elsewhere   :class:`MissingTable` (the caller retries)
 anything else, lost connections too    :class:`~docbase.core.errors.BackendError`
 =====================================  ===========================================
@@ -21,7 +23,7 @@ from collections.abc import Iterator
 
 from sqlalchemy import exc as sa_exc
 
-from docbase.core.errors import BackendError, Conflict, DocbaseError, InvalidQuery
+from docbase.core.errors import BackendError, Conflict, DocbaseError, InvalidQuery, RegexTimeout
 
 
 class MissingTable(BackendError):
@@ -46,6 +48,9 @@ def translate_errors() -> Iterator[None]:
         state = _sqlstate(exc)
         if state.startswith("22"):
             raise InvalidQuery(f"the database refused a value: {exc.orig}") from exc
+        if "user-defined function raised exception" in str(exc.orig):
+            raise RegexTimeout("a $regex took longer than its time limit on one value; it "
+                               "backtracks too much: simplify the pattern") from exc
         if state == "42P01" or "no such table" in str(exc.orig):
             raise MissingTable(f"a collection table is gone: {exc.orig}") from exc
         raise BackendError(f"database error: {exc.orig}") from exc

@@ -9,17 +9,15 @@ itself), and ``$regex`` with Python's ``re``. Each takes and returns JSON text.
 
 from __future__ import annotations
 
-import functools
-import re
 from collections.abc import Callable
 from typing import Any
 
 import msgspec
 
 from docbase.adapters.sql.keys import encode_key
-from docbase.adapters.sql.pg_regex import python_flags
 from docbase.core import evaluate
 from docbase.core.query import JSON
+from docbase.core.query.regex import regex_search
 
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
@@ -51,15 +49,12 @@ def _walker(walk: Callable[[JSON, tuple[str, ...]], list[JSON]]) -> Callable[...
     return function
 
 
-@functools.lru_cache(maxsize=256)
-def _compiled(pattern: str, options: str) -> re.Pattern[str]:
-    return re.compile(pattern, python_flags(options))
-
-
 def _regexp(pattern: str, options: str, value: Any) -> int | None:
+    # a RegexTimeout raised here reaches the caller as "user-defined function raised
+    # exception"; errors.py turns that back into a RegexTimeout
     if not isinstance(value, str):
         return None
-    return int(_compiled(pattern, options).search(value) is not None)
+    return int(regex_search(pattern, options, value))
 
 
 def _float_repr(value: float | None) -> str | None:

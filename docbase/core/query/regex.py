@@ -1,16 +1,27 @@
-"""The ``$regex`` operand check: the pattern subset every adapter runs alike.
+"""``$regex``: the pattern subset every adapter runs alike, and matching in bounded time.
 
 Look-behind, backreferences, named groups, conditionals, atomic groups and possessive
 quantifiers are refused, because not every backend runs them (``docs/query.md``);
 options are a subset of ``imsx``. A pattern is compiled once here with its options so
 a bad one is refused before any adapter sees it.
+
+Where docbase matches in Python (the memory adapter, SQLite's ``REGEXP``, the checks
+core makes for the Mongo adapter), :func:`regex_search` runs the ``regex`` package in
+its ``re``-compatible mode with a time limit per value (:data:`REGEX_TIME_LIMIT`) and
+without holding the GIL: a pattern that backtracks catastrophically (``(a|a)*$`` on a
+long string) is refused with :class:`~docbase.core.errors.RegexTimeout` instead of
+stalling the whole process, whose other requests go on meanwhile. Python's own ``re``
+can be interrupted by neither a thread nor a time limit.
 """
 
 from __future__ import annotations
 
+import functools
 import re
 
-from docbase.core.errors import InvalidQuery
+import regex
+
+from docbase.core.errors import InvalidQuery, RegexTimeout
 from docbase.core.query.ast import JSON, Path, Regex
 
 _UNSUPPORTED_REGEX = re.compile(
@@ -18,6 +29,8 @@ _UNSUPPORTED_REGEX = re.compile(
     r"|\(\?>|[*+?}]\+"  # atomic groups and possessive quantifiers
 )
 _REGEX_OPTIONS = frozenset("imsx")
+REGEX_TIME_LIMIT = 0.05
+"""Seconds one ``$regex`` may take on one value before the query is refused."""
 _OPTION_FLAGS = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 
 
@@ -79,6 +92,32 @@ def parse_regex(path: Path, pattern: JSON, options: JSON) -> Regex:
                            "possessive quantifier)")
     try:
         re.compile(pattern, regex_flags(options))
-    except re.error as exc:
+        compiled_regex(pattern, "".join(sorted(set(options))))
+    except (re.error, regex.error) as exc:
         raise InvalidQuery(f"$regex on {dotted!r} is not a valid pattern: {exc}") from exc
     return Regex(path, pattern, "".join(sorted(set(options))))
+
+
+@functools.lru_cache(maxsize=256)
+def compiled_regex(pattern: str, options: str) -> regex.Pattern[str]:
+    """``pattern`` compiled by the ``regex`` package, read as Python's ``re`` reads it."""
+    return regex.compile(pattern, int(regex_flags(options)) | regex.VERSION0)
+
+
+def regex_search(pattern: str, options: str, text: str) -> bool:
+    """Tell whether ``pattern`` (with ``options``) matches somewhere in ``text``.
+
+    Raises:
+        RegexTimeout: the match took longer than :data:`REGEX_TIME_LIMIT`.
+
+    """
+    try:
+        found = compiled_regex(pattern, options).search(
+            text, timeout=REGEX_TIME_LIMIT, concurrent=True)
+    except TimeoutError:
+        raise RegexTimeout(
+            f"$regex {pattern!r} took longer than {REGEX_TIME_LIMIT} s on one value; "
+            "it backtracks too much (nested or overlapping repetition such as "
+            "(a+)+ or (a|a)*): simplify the pattern"
+        ) from None
+    return found is not None
