@@ -104,6 +104,11 @@ def compiled_regex(pattern: str, options: str) -> regex.Pattern[str]:
     return regex.compile(pattern, int(regex_flags(options)) | regex.VERSION0)
 
 
+@functools.lru_cache(maxsize=256)
+def _reference(pattern: str, options: str) -> re.Pattern[str]:
+    return re.compile(pattern, regex_flags(options))
+
+
 def regex_search(pattern: str, options: str, text: str) -> bool:
     """Tell whether ``pattern`` (with ``options``) matches somewhere in ``text``.
 
@@ -111,6 +116,8 @@ def regex_search(pattern: str, options: str, text: str) -> bool:
         RegexTimeout: the match took longer than :data:`REGEX_TIME_LIMIT`.
 
     """
+    if not text:  # the engines differ on an empty text (\B), where nothing backtracks long
+        return _reference(pattern, options).search(text) is not None
     try:
         found = compiled_regex(pattern, options).search(
             text, timeout=REGEX_TIME_LIMIT, concurrent=True)
