@@ -35,6 +35,7 @@ from docbase.bootstrap import (
     ensure_admin_key,
 )
 from docbase.config import PID_FILE, PRIMARY, Deployment, admin_key_path, ensure_data_dir
+from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.errors import ConfigurationError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
@@ -125,10 +126,14 @@ def check(deployment: Deployment) -> None:
 
     Raises:
         ConfigurationError: e.g. the default database does not exist, the port is
-            taken, or in-memory storage would be shared by several workers.
+            taken, in-memory storage would be shared by several workers, or a hooks
+            file cannot be loaded.
 
     """
     deployment.database(deployment.default_database)
+    for entry in deployment.all_databases():
+        if entry.hooks:  # loaded once here, so a broken file stops the start with its name
+            build_database(DatabaseSpec(entry.name, "memory://", hooks=entry.hooks))
     _check_port(deployment.host, deployment.port)
     if deployment.workers > 1:
         for entry in deployment.all_databases():
