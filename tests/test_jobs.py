@@ -23,8 +23,8 @@ async def hook_log(db: Database) -> list[dict[str, Any]]:
     return await db.system_collection(HOOK_LOG).find()
 
 
-async def test_two_schedulers_on_one_store_run_a_tick_once() -> None:
-    db = database()
+async def test_two_schedulers_on_one_store_run_a_tick_once(stores: Any) -> None:
+    db = Database(*stores)
     runs: list[datetime] = []
 
     @db.job("*/5 * * * *", name="report")
