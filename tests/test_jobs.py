@@ -10,7 +10,7 @@ import pytest
 
 from docbase import ConfigurationError, Database, JobContext, JobScheduler, Limits
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
-from docbase.core.hooks.outcomes import HOOK_LOG
+from docbase.core.hooks.calling import HOOK_LOG
 
 TICK = datetime(2030, 1, 1, 12, 0, tzinfo=UTC)
 

@@ -12,7 +12,7 @@ from litestar import Request, Response, delete, get, patch, post, put, route
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
-from docbase.core.hooks.outcomes import HOOK_LOG
+from docbase.core.hooks.calling import HOOK_LOG
 from docbase.http import operations as op
 from docbase.http.context import Ctx, ServerDependency
 from docbase.http.context import route as route_request

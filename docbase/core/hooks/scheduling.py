@@ -5,7 +5,7 @@ a job, each of them tries to insert the tick's lease: a document of the system
 collection :data:`LEASES` whose ``_id`` is derived from the job's name and the tick.
 The store refuses a second document with that ``_id`` (``Conflict``), so exactly one
 process wins and runs the job; the others go back to sleep. The outcome (ok, failed,
-timeout) goes to the hook log (:mod:`docbase.core.hooks.outcomes`). A tick missed
+timeout) goes to the hook log (:mod:`docbase.core.hooks.calling`). A tick missed
 while no process was running is not made up for.
 """
 
@@ -19,10 +19,9 @@ from typing import TYPE_CHECKING
 
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict, DocbaseError
-from docbase.core.hooks.calling import call_within
+from docbase.core.hooks.calling import call_within, describe, logger, record
 from docbase.core.hooks.context import JobContext, PrivilegedDatabase
 from docbase.core.hooks.jobs import Job
-from docbase.core.hooks.outcomes import describe, logger, record
 from docbase.core.ids import format_timestamp, utc_now
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import Lt

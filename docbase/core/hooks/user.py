@@ -6,7 +6,7 @@ in flight, calls the function within ``limits.hook_timeout``
 (:mod:`docbase.core.hooks.calling`) and hands what a before-hook changed back to the
 event. A before-hook's error stops the operation: nothing is written. An after-hook
 runs after the commit: its failure is logged and recorded in the hook log
-(:mod:`docbase.core.hooks.outcomes`) and the write stands.
+(:mod:`docbase.core.hooks.calling`) and the write stands.
 """
 
 from __future__ import annotations
@@ -15,9 +15,15 @@ from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import DocbaseError, InvalidQuery
 from docbase.core.events import ReadEvent, WriteEvent
-from docbase.core.hooks.calling import UserFunction, call_within, function_name
+from docbase.core.hooks.calling import (
+    UserFunction,
+    call_within,
+    describe,
+    function_name,
+    logger,
+    record,
+)
 from docbase.core.hooks.context import PrivilegedDatabase, ReadContext, WriteContext
-from docbase.core.hooks.outcomes import describe, logger, record
 from docbase.core.hooks.points import Hook
 from docbase.core.ids import utc_now
 from docbase.core.update import parse_update
