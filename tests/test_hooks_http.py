@@ -55,6 +55,19 @@ async def test_before_post_changes_the_documents(live: LiveDocbase) -> None:
     assert "total" not in other.json()
 
 
+async def test_before_post_may_replace_the_documents(live: LiveDocbase) -> None:
+    @live.db.hook("orders", Hook.BEFORE_POST)
+    async def split(ctx: WriteContext) -> None:
+        ctx.documents = [{"item": d["item"], "part": n} for d in ctx.documents
+                         for n in (1, 2)]
+
+    created = await post(live, "/rest/orders", [{"item": "a"}])
+    assert created.status_code == 201
+    assert [(d["item"], d["part"], d["_version"]) for d in created.json()] == [
+        ("a", 1, 0), ("a", 2, 0)]
+    assert await names(live) == ["a", "a"]
+
+
 async def test_before_post_rejection_is_400_and_writes_nothing(live: LiveDocbase) -> None:
     @live.db.hook("orders", Hook.BEFORE_POST)
     def no_free(ctx: WriteContext) -> None:

@@ -46,6 +46,8 @@ def load_hooks(database: Database, target: str) -> None:
             module = importlib.util.module_from_spec(spec)
             sys.modules[module_name] = module  # replaced on every load
             spec.loader.exec_module(module)
+        elif target in sys.modules:  # a forked worker: load the source as it is now
+            module = importlib.reload(sys.modules[target])
         else:
             module = importlib.import_module(target)
     except ConfigurationError:

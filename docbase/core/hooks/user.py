@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from docbase.core.documents import new_document
 from docbase.core.errors import DocbaseError, InvalidQuery
 from docbase.core.events import ReadEvent, WriteEvent
 from docbase.core.hooks.calling import (
@@ -78,7 +79,10 @@ class UserHook:
     async def _before(self, event: WriteEvent) -> None:
         context = self._context(event)
         await self._call(context)
-        event.documents = context.documents
+        stamp = None if event.parent is None else event.parent.stamp()
+        event.documents = [d if "_id" in d else new_document(d, event.principal.author,
+                                                             parent=stamp)
+                           for d in context.documents]
         if event.update is not None and context.body is not None:
             event.body = context.body
             event.update = parse_update(context.body, "patch" if event.method == "PATCH"
