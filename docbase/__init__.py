@@ -19,18 +19,29 @@ from docbase.core.errors import (
     Conflict,
     DocbaseError,
     Forbidden,
+    HookFailed,
+    HookTimedOut,
     InvalidId,
     InvalidQuery,
     MissingDependencyError,
     NotFound,
     PayloadTooLarge,
+    Rejected,
     Unauthorized,
     UnknownSchemeError,
     ValidationFailed,
     VersionMismatch,
 )
 from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
-from docbase.core.hooks import HookPoint, HookRegistry
+from docbase.core.hooks import (
+    Hook,
+    HookPoint,
+    HookRegistry,
+    JobContext,
+    ReadContext,
+    WriteContext,
+)
+from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits
@@ -44,10 +55,15 @@ __all__ = [
     "Database",
     "DocbaseError",
     "Forbidden",
+    "Hook",
+    "HookFailed",
     "HookPoint",
     "HookRegistry",
+    "HookTimedOut",
     "InvalidId",
     "InvalidQuery",
+    "JobContext",
+    "JobScheduler",
     "Limits",
     "MissingDependencyError",
     "NotFound",
@@ -55,12 +71,15 @@ __all__ = [
     "PayloadTooLarge",
     "Principal",
     "Query",
+    "ReadContext",
     "ReadEvent",
     "ReadOptions",
+    "Rejected",
     "Unauthorized",
     "UnknownSchemeError",
     "ValidationFailed",
     "VersionMismatch",
+    "WriteContext",
     "WriteEvent",
     "connect",
     "open_stores",

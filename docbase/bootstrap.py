@@ -42,9 +42,15 @@ class AdminKey(msgspec.Struct, frozen=True):
     """The key itself when it was made here (``source == "file"``)."""
 
 
-def database_spec(deployment: Deployment, entry: DatabaseEntry) -> DatabaseSpec:
-    """Describe one database of the deployment for the composition root."""
-    return DatabaseSpec(entry.name, entry.storage, deployment.limits)
+def database_spec(deployment: Deployment, entry: DatabaseEntry, *,
+                  hooks: bool = False) -> DatabaseSpec:
+    """Describe one database of the deployment for the composition root.
+
+    With ``hooks`` (a serving worker) its hooks file or module is loaded too; the
+    operator commands work without it.
+    """
+    return DatabaseSpec(entry.name, entry.storage, deployment.limits,
+                        entry.hooks if hooks else None)
 
 
 def open_database(deployment: Deployment, entry: DatabaseEntry) -> Database:
@@ -61,13 +67,16 @@ def open_database(deployment: Deployment, entry: DatabaseEntry) -> Database:
 def build_deployment_server(deployment: Deployment) -> Server:
     """Build (not open) the server of every database of the deployment, catalog included.
 
+    Each database's hooks file or module is loaded.
+
     Raises:
-        ConfigurationError: the catalog is unreadable or the default database unknown.
+        ConfigurationError: the catalog is unreadable, the default database unknown, or
+            a hooks file cannot be loaded.
         UnknownSchemeError: a storage URL has no adapter.
 
     """
     return build_server(
-        [database_spec(deployment, entry) for entry in deployment.all_databases()],
+        [database_spec(deployment, entry, hooks=True) for entry in deployment.all_databases()],
         default=deployment.default_database,
         domain=deployment.domain,
     )

@@ -32,6 +32,9 @@ EXPECTED = {
     "PayloadTooLarge": 413,
     "MailDeliveryError": 502,
     "BackendError": 503,
+    "Rejected": 400,
+    "HookFailed": 500,
+    "HookTimedOut": 504,
 }
 
 

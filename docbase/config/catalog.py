@@ -28,11 +28,12 @@ CATALOG_FILE = "databases.json"
 PID_FILE = "docbase.pid"
 
 
-class DatabaseEntry(msgspec.Struct, frozen=True):
-    """A database of the deployment: its name and storage URL."""
+class DatabaseEntry(msgspec.Struct, frozen=True, omit_defaults=True):
+    """A database of the deployment: its name, storage URL and hooks file or module."""
 
     name: str
     storage: str
+    hooks: str | None = None
 
 
 class _Catalog(msgspec.Struct, forbid_unknown_fields=True):

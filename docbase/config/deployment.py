@@ -24,7 +24,13 @@ from docbase.config.catalog import (
     read_catalog,
     sqlite_url,
 )
-from docbase.config.settings import PRIMARY, ConfigFile, ServerSettings, path_settings
+from docbase.config.settings import (
+    PRIMARY,
+    ConfigFile,
+    ServerSettings,
+    path_settings,
+    resolve_hooks,
+)
 from docbase.config.sources import environment_overrides
 from docbase.core.errors import ConfigurationError
 from docbase.core.names import check_database_name
@@ -101,14 +107,18 @@ def resolve(config: ConfigFile | None = None, *, environ: Mapping[str, str] | No
     config = msgspec.structs.replace(config, **overrides)
     _check(config)
     data_dir = Path(config.data_dir).expanduser().resolve()
-    databases = [DatabaseEntry(PRIMARY, config.storage or sqlite_url(data_dir / "docbase.db"))]
+    hooks = resolve_hooks(config.hooks, Path.cwd()) if config.hooks else None
+    databases = [DatabaseEntry(PRIMARY, config.storage or sqlite_url(data_dir / "docbase.db"),
+                               hooks)]
     for name, entry in config.databases.items():
         check_extra_name(name, f"databases.{name}")
-        databases.append(DatabaseEntry(name, entry.storage or sqlite_url(data_dir / f"{name}.db")))
+        databases.append(DatabaseEntry(name, entry.storage or sqlite_url(data_dir / f"{name}.db"),
+                                       entry.hooks))
     settings = {name: getattr(config, name) for name in ServerSettings.__struct_fields__}
     settings |= {name: _absolute(settings[name]) for name in path_settings()}
     settings |= {
         "storage": databases[0].storage,
+        "hooks": hooks,
         "domain": config.domain.lower().strip(".") if config.domain else None,
         "default_database": check_database_name(config.default_database),
     }

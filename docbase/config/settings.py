@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import types
 import typing
+from pathlib import Path
 from typing import Annotated, Any, Union
 
 import msgspec
@@ -66,6 +67,10 @@ class ServerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         description="database answering requests without /db/NAME or a database "
                     f"host name (default: the primary, {PRIMARY!r})",
         extra={"flag": "--db", "metavar": "NAME"})] = PRIMARY
+    hooks: Annotated[str | None, msgspec.Meta(
+        description="hooks and jobs of the primary database: a Python file or module "
+                    "defining setup(db), loaded by every worker (docs/hooks.md)",
+        extra={"metavar": "FILE|MODULE"})] = None
     limits: Annotated[Limits, msgspec.Meta(
         description="per-database limits (the [limits] table of the config file)",
         extra={"cli": False, "env": False})] = Limits()
@@ -145,6 +150,16 @@ class DatabaseConfig(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
 
     storage: str | None = None
     """Storage URL; default ``sqlite:///DATA_DIR/NAME.db``."""
+    hooks: str | None = None
+    """Hooks and jobs: a Python file (relative to the config file) or module."""
+
+
+def resolve_hooks(target: str, base: Path) -> str:
+    """Make a hooks file path absolute (relative to ``base``); leave a module name alone."""
+    if not (target.endswith(".py") or "/" in target):
+        return target
+    path = Path(target).expanduser()
+    return str(path if path.is_absolute() else (base / path).resolve())
 
 
 class ConfigFile(ServerSettings, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -19,7 +19,13 @@ from typing import Any, Protocol, TypeVar
 import msgspec
 
 from docbase.config.catalog import check_extra_name
-from docbase.config.settings import ConfigFile, DatabaseConfig, Setting, settings
+from docbase.config.settings import (
+    ConfigFile,
+    DatabaseConfig,
+    Setting,
+    resolve_hooks,
+    settings,
+)
 from docbase.core.errors import ConfigurationError
 
 _T = TypeVar("_T")
@@ -56,6 +62,9 @@ def load_config(path: str | Path) -> ConfigFile:
         name: _convert(value, DatabaseConfig, path, f"databases.{name}")
         for name, value in databases.items()
     }
+    entries = {name: msgspec.structs.replace(entry, hooks=resolve_hooks(entry.hooks,
+                                                                        path.parent))
+               if entry.hooks else entry for name, entry in entries.items()}
     for name in entries:
         check_extra_name(name, f"config file {path}: databases.{name}")
     relative = {
@@ -64,6 +73,8 @@ def load_config(path: str | Path) -> ConfigFile:
         if setting.path and isinstance(value := raw.get(setting.name), str)
         and not Path(value).is_absolute()
     }
+    if config.hooks:
+        relative["hooks"] = resolve_hooks(config.hooks, path.parent)
     return msgspec.structs.replace(config, databases=entries, **relative)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from docbase.core.database import Database
+from docbase.core.hooks.loading import load_hooks
 from docbase.core.ports import Mailer
 from docbase.core.registry import import_target, open_stores
 from docbase.core.server import Server
@@ -25,11 +26,16 @@ OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
 
 
 class DatabaseSpec(msgspec.Struct, frozen=True):
-    """What one database is built from: its name, storage URL and limits."""
+    """What one database is built from: its name, storage URL, limits, hooks.
+
+    ``hooks`` names a Python file or module whose ``setup(db)`` registers hooks and jobs
+    (:mod:`docbase.core.hooks.loading`).
+    """
 
     name: str
     storage: str
     limits: Limits = Limits()
+    hooks: str | None = None
 
 
 def build_mailer(target: str = OUTBOX_MAILER) -> Mailer:
@@ -47,11 +53,15 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
     Raises:
         UnknownSchemeError: no adapter is registered for the storage URL's scheme.
         MissingDependencyError: the adapter's driver is not installed.
+        ConfigurationError: the hooks file or module cannot be loaded.
 
     """
     store, blobs = open_stores(spec.storage)
     options.setdefault("mailer", build_mailer())
-    return Database(store, blobs, name=spec.name, limits=spec.limits, **options)
+    database = Database(store, blobs, name=spec.name, limits=spec.limits, **options)
+    if spec.hooks is not None:
+        load_hooks(database, spec.hooks)
+    return database
 
 
 def build_server(specs: Iterable[DatabaseSpec], *, default: str, domain: str | None) -> Server:

@@ -8,14 +8,17 @@ thin translation of requests into these calls; ``docs/embedding.md`` shows them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import overload
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.changes import ChangeBus
 from docbase.core.collection import Collection
 from docbase.core.events import Operation, WriteEvent
-from docbase.core.hooks import HookRegistry
+from docbase.core.hooks import Hook, HookRegistry, JobRegistry
+from docbase.core.hooks.calling import UserFunction
+from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
@@ -43,6 +46,8 @@ class Database(AsyncResource):
         self.name = name
         self.limits = limits or Limits()
         self.hooks = hooks or HookRegistry()
+        self.jobs = JobRegistry()
+        """Scheduled jobs (``@db.job``), run by a ``JobScheduler`` (``docbase serve`` has one)."""
         self.mailer = mailer
         self.changes = ChangeBus()
         """Committed writes are published here (:mod:`docbase.core.changes`)."""
@@ -74,6 +79,50 @@ class Database(AsyncResource):
     def system_collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of a reserved system collection (keys, tokens, outbound mail, ...)."""
         return Collection(self, name, principal)
+
+    @overload
+    def hook(self, collection: str, point: Hook, /) -> Callable[[UserFunction], UserFunction]:
+        ...
+
+    @overload
+    def hook(self, point: Hook, /) -> Callable[[UserFunction], UserFunction]:
+        ...
+
+    def hook(self, first: str | Hook, point: Hook | None = None, /,
+             ) -> Callable[[UserFunction], UserFunction]:
+        """Decorate a function to run at ``point``: ``@db.hook("orders", Hook.BEFORE_POST)``.
+
+        Without a collection (``@db.hook(Hook.AFTER_DELETE)``) it runs for every user
+        collection. The function takes a ``ReadContext`` (``beforeGET``) or a
+        ``WriteContext``; ``docs/hooks.md`` describes both.
+
+        Raises:
+            ValueError: ``point`` is not a :class:`~docbase.core.hooks.Hook`.
+
+        """
+        if point is None:
+            collection, point = None, Hook(first)
+        else:
+            collection, point = check_collection_name(str(first)), Hook(point)
+
+        def register(function: UserFunction) -> UserFunction:
+            self.hooks.on(point.point, UserHook(self, point, function), collection=collection,
+                          methods=[point.method])
+            return function
+        return register
+
+    def job(self, schedule: str, *, name: str | None = None,
+            ) -> Callable[[UserFunction], UserFunction]:
+        """Decorate a function to run on a cron ``schedule``: ``@db.job("*/5 * * * *")``.
+
+        It takes a ``JobContext``. ``name`` (default ``module.function``) identifies it
+        across processes: each tick runs once among all processes sharing the storage.
+
+        Raises:
+            ConfigurationError: the schedule is invalid or the name taken (when decorating).
+
+        """
+        return self.jobs.decorator(schedule, name=name)
 
     async def collections(self) -> list[str]:
         """The user collections holding documents, sorted."""

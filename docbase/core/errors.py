@@ -17,6 +17,9 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── Unauthorized              no, unknown, expired or revoked credential
     ├── Forbidden                 valid credential, action not allowed
     ├── PayloadTooLarge           body, bulk array or file over its limit
+    ├── Rejected                  a server-side hook refused the request
+    ├── HookFailed                a server-side hook raised; names the hook
+    │   └── HookTimedOut          a server-side hook overran its time limit
     ├── MailDeliveryError         the mail transport refused a message
     └── BackendError              the storage backend failed or is unreachable
 
@@ -114,6 +117,27 @@ class Forbidden(DocbaseError):
 
 class PayloadTooLarge(DocbaseError):
     """A body, bulk array or file exceeds its configured limit."""
+
+
+class Rejected(DocbaseError):
+    """A server-side hook refused the request; its message is the hook's.
+
+    A hook may equally raise :class:`Unauthorized`, :class:`Forbidden`,
+    :class:`NotFound`, :class:`Conflict` or :class:`ValidationFailed` to refuse with
+    their meaning (``docs/hooks.md``, "Rejecting a request").
+    """
+
+
+class HookFailed(DocbaseError):
+    """A server-side hook raised an unexpected exception; ``hook`` names it."""
+
+    def __init__(self, message: str, hook: str) -> None:
+        super().__init__(message)
+        self.hook = hook
+
+
+class HookTimedOut(HookFailed):
+    """A server-side hook did not finish within its time limit."""
 
 
 class MailDeliveryError(DocbaseError):

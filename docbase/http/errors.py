@@ -30,10 +30,13 @@ from docbase.core.errors import (
     Conflict,
     DocbaseError,
     Forbidden,
+    HookFailed,
+    HookTimedOut,
     InvalidQuery,
     MailDeliveryError,
     NotFound,
     PayloadTooLarge,
+    Rejected,
     Unauthorized,
     UnsupportedMediaType,
     ValidationFailed,
@@ -87,6 +90,9 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     ValidationFailed: ErrorAnswer(422),
     MailDeliveryError: ErrorAnswer(502),
     BackendError: ErrorAnswer(503),
+    Rejected: ErrorAnswer(400),
+    HookFailed: ErrorAnswer(500),
+    HookTimedOut: ErrorAnswer(504),
 })
 """The one status table: each docbase error class and how it answers over HTTP."""
 

@@ -12,6 +12,7 @@ from litestar import Request, Response, delete, get, patch, post, put, route
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
+from docbase.core.hooks.calling import HOOK_LOG
 from docbase.http import operations as op
 from docbase.http.context import Ctx, ServerDependency
 from docbase.http.context import route as route_request
@@ -28,6 +29,7 @@ CHILDREN = DOCUMENT + "/{field:str}"
 CHILD = CHILDREN + "/{child_id:str}"
 DATABASE_META = "/rest/_meta"
 COLLECTION_META = COLLECTION + "/_meta"
+HOOK_LOG_PATH = "/rest/" + HOOK_LOG
 
 
 def paths(path: str) -> list[str]:
@@ -36,7 +38,7 @@ def paths(path: str) -> list[str]:
 
 
 ALL_PATHS = [p for path in (COLLECTION, DOCUMENT, CHILDREN, CHILD, DATABASE_META,
-                            COLLECTION_META) for p in paths(path)]
+                            COLLECTION_META, HOOK_LOG_PATH) for p in paths(path)]
 
 
 @route(ALL_PATHS, http_method=["OPTIONS"], include_in_schema=False)
@@ -177,6 +179,13 @@ async def get_collection_meta(request: HttpRequest, ctx: Ctx, collection: Param)
     return op.json_response(request, await collection_meta(ctx, collection))
 
 
+@get(paths(HOOK_LOG_PATH))
+async def get_hook_log(request: HttpRequest, ctx: Ctx) -> Reply:
+    """``GET /rest/_hooklog``: job runs and failed after-hooks (full-access key only)."""
+    log = ctx.database.system_collection(HOOK_LOG, ctx.principal)
+    return await op.read_many(request, ctx, log)
+
+
 @get("/health", include_in_schema=False)
 async def health() -> Reply:
     """Liveness: answers without a key."""
@@ -189,6 +198,6 @@ ROUTE_HANDLERS: list[HTTPRouteHandler] = [
     get_document, put_document, patch_document, delete_document, override_document,
     list_children, create_children,
     get_child, put_child, patch_child, delete_child, override_child,
-    get_database_meta, get_collection_meta,
+    get_database_meta, get_collection_meta, get_hook_log,
 ]
 """Every ``/rest`` handler; they need the ``ctx`` and ``docbase_server`` dependencies."""

@@ -7,7 +7,8 @@ workers and stops them gracefully on SIGTERM/SIGINT (in-flight requests finish, 
 most ``graceful_timeout`` seconds). Each worker builds its own app with
 :func:`worker_app` from the deployment passed down in the environment, reading the
 database catalog afresh, so SIGHUP to the main process (which respawns the workers one
-by one) serves databases added meanwhile.
+by one) serves databases added meanwhile and loads the hooks files afresh. Every worker
+runs the databases' scheduled jobs; their leases make each tick run once.
 
 Granian was chosen over uvicorn by measurement; ``docs/deploy.md`` has the figures.
 """
@@ -34,7 +35,9 @@ from docbase.bootstrap import (
     ensure_admin_key,
 )
 from docbase.config import PID_FILE, PRIMARY, Deployment, admin_key_path, ensure_data_dir
+from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.errors import ConfigurationError
+from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
 from docbase.http.app import create_app
 from docbase.http.proxy import ForwardedHttpsOnly
@@ -91,14 +94,22 @@ def build_app(deployment: Deployment) -> Any:
     entries = deployment.all_databases()
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
+    schedulers = [JobScheduler(db) for db in server.databases.values() if len(db.jobs)]
 
     async def start() -> None:
         await server.open()
         for name in in_memory:  # nothing outlives the process: bootstrap here, not in run()
             await ensure_admin_key(server.databases[name], deployment.data_path)
+        for scheduler in schedulers:  # every worker: the jobs' leases keep each tick single
+            await scheduler.open()
+
+    async def stop() -> None:
+        for scheduler in schedulers:
+            await scheduler.close()
+        await server.close()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
-                          on_shutdown=[server.close])
+                          on_shutdown=[stop])
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
     return app
@@ -115,10 +126,14 @@ def check(deployment: Deployment) -> None:
 
     Raises:
         ConfigurationError: e.g. the default database does not exist, the port is
-            taken, or in-memory storage would be shared by several workers.
+            taken, in-memory storage would be shared by several workers, or a hooks
+            file cannot be loaded.
 
     """
     deployment.database(deployment.default_database)
+    for entry in deployment.all_databases():
+        if entry.hooks:  # loaded once here, so a broken file stops the start with its name
+            build_database(DatabaseSpec(entry.name, "memory://", hooks=entry.hooks))
     _check_port(deployment.host, deployment.port)
     if deployment.workers > 1:
         for entry in deployment.all_databases():

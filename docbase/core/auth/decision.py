@@ -19,13 +19,16 @@ class Action(msgspec.Struct, frozen=True):
 
     ``path`` is relative to the database's base URL (``/rest/people/ID``); ``origin`` is
     the browser origin of an HTTP request (``None`` elsewhere); ``by_query`` marks a
-    delete by query, which needs a full-access principal or a server-side hook.
+    delete by query, which needs a full-access principal or a server-side hook;
+    ``system`` an operation on a system collection (the hook log), which needs a
+    full-access principal.
     """
 
     method: str
     path: str
     origin: str | None = None
     by_query: bool = False
+    system: bool = False
 
 
 def authorize(principal: Principal, action: Action) -> None:
@@ -34,9 +37,11 @@ def authorize(principal: Principal, action: Action) -> None:
     Raises:
         Forbidden: the principal's scope does not cover the method, path or origin, or
             a delete by query comes from a principal that is neither full-access nor a
-            hook.
+            hook, or a system collection is asked for without full access.
 
     """
+    if action.system and not principal.full_access:
+        raise Forbidden(f"{action.path} needs a full-access API key")
     if action.by_query and not (principal.full_access or principal.kind == "hook"):
         raise Forbidden("delete by query needs a full-access API key")
     scope = principal.scope

@@ -1,7 +1,28 @@
-"""Server-side hooks around the collection operations (``docs/embedding.md``)."""
+"""Server-side hooks around the collection operations, and scheduled jobs (``docs/hooks.md``)."""
 
 from __future__ import annotations
 
-from docbase.core.hooks.registry import Hook, HookPoint, HookRegistry
+from docbase.core.hooks.context import (
+    HOOK_PRINCIPAL,
+    JobContext,
+    PrivilegedDatabase,
+    ReadContext,
+    WriteContext,
+)
+from docbase.core.hooks.jobs import Job, JobRegistry
+from docbase.core.hooks.points import Hook
+from docbase.core.hooks.registry import HookFunction, HookPoint, HookRegistry
 
-__all__ = ["Hook", "HookPoint", "HookRegistry"]
+__all__ = [
+    "HOOK_PRINCIPAL",
+    "Hook",
+    "HookFunction",
+    "HookPoint",
+    "HookRegistry",
+    "Job",
+    "JobContext",
+    "JobRegistry",
+    "PrivilegedDatabase",
+    "ReadContext",
+    "WriteContext",
+]

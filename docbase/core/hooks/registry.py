@@ -5,15 +5,17 @@ A hook is an async callable receiving the event of its point: a
 :class:`~docbase.core.events.ReadEvent` for :attr:`HookPoint.BEFORE_READ`.
 ``BEFORE_*`` hooks may change the event (the documents, the body, the query) or raise
 a :class:`~docbase.core.errors.DocbaseError` to refuse the operation (nothing is
-written then); ``AFTER_*`` hooks see what was stored.
+written then); ``AFTER_*`` hooks see what was stored. A hook may be limited to one
+collection and to some HTTP verbs (``PUT`` but not ``PATCH``): that is how the
+user-facing :class:`~docbase.core.hooks.points.Hook` names map onto these points.
 """
 
 from __future__ import annotations
 
 import enum
 from collections import defaultdict
-from collections.abc import Awaitable, Callable
-from typing import Any, TypeAlias
+from collections.abc import Awaitable, Callable, Iterable
+from typing import Any, NamedTuple, TypeAlias
 
 from docbase.core.events import Operation
 
@@ -40,31 +42,45 @@ class HookPoint(enum.StrEnum):
         return cls(f"after_{operation}")
 
 
-Hook: TypeAlias = Callable[[Any], Awaitable[None]]
+HookFunction: TypeAlias = Callable[[Any], Awaitable[None]]
 """An async callable taking the event of its hook point."""
+
+
+class _Registered(NamedTuple):
+    collection: str | None
+    methods: frozenset[str] | None
+    hook: HookFunction
 
 
 class HookRegistry:
     """Hooks by point, optionally limited to one collection, run in registration order."""
 
     def __init__(self) -> None:
-        self._hooks: defaultdict[HookPoint, list[tuple[str | None, Hook]]] = defaultdict(list)
+        self._hooks: defaultdict[HookPoint, list[_Registered]] = defaultdict(list)
 
-    def on(self, point: HookPoint, hook: Hook, *, collection: str | None = None) -> None:
+    def on(self, point: HookPoint, hook: HookFunction, *, collection: str | None = None,
+           methods: Iterable[str] | None = None) -> None:
         """Register ``hook`` at ``point`` (for every collection unless one is given).
+
+        ``methods`` limits it to writes standing for these HTTP verbs (a read is
+        ``GET``); ``None`` runs it for all.
 
         Raises:
             ValueError: ``point`` is not a :class:`HookPoint`.
 
         """
-        self._hooks[HookPoint(point)].append((collection, hook))
+        verbs = None if methods is None else frozenset(m.upper() for m in methods)
+        self._hooks[HookPoint(point)].append(_Registered(collection, verbs, hook))
 
-    def registered(self, point: HookPoint, collection: str) -> list[Hook]:
-        """The hooks that run at ``point`` for ``collection``, in order."""
-        return [hook for only, hook in self._hooks.get(point, ())
-                if only is None or only == collection]
+    def registered(self, point: HookPoint, collection: str,
+                   method: str | None = None) -> list[HookFunction]:
+        """The hooks that run at ``point`` for ``collection`` (and ``method``), in order."""
+        return [entry.hook for entry in self._hooks.get(point, ())
+                if entry.collection in (None, collection)
+                and (entry.methods is None or method is None or method in entry.methods)]
 
     async def run(self, point: HookPoint, event: Any) -> None:
-        """Run the hooks of ``point`` for the event's collection, in order."""
-        for hook in self.registered(point, event.collection):
+        """Run the hooks of ``point`` for the event's collection and verb, in order."""
+        method = getattr(event, "method", "GET")
+        for hook in self.registered(point, event.collection, method):
             await hook(event)

@@ -15,6 +15,7 @@ from docbase.core.documents import change_stamp
 from docbase.core.errors import NotFound, VersionMismatch
 from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
 from docbase.core.hooks import HookPoint, HookRegistry
+from docbase.core.names import is_user_collection
 from docbase.core.ports import DocumentStore
 from docbase.core.query import In, Projection, Query
 from docbase.core.relations import ParentRef, Relations, scoped
@@ -204,7 +205,8 @@ class AuthorizeRead:
     async def __call__(self, read: ReadEvent) -> None:
         """Raise ``Forbidden`` unless the principal may read this."""
         tail = () if read.document_id is None else (read.document_id,)
-        authorize(read.principal, Action("GET", rest_path(read.collection, read.parent, *tail)))
+        authorize(read.principal, Action("GET", rest_path(read.collection, read.parent, *tail),
+                                         system=not is_user_collection(read.collection)))
 
 
 class RunReadHooks:

@@ -18,8 +18,14 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Largest request body the HTTP layer accepts (413 above it)."""
     max_query_depth: int = 32
     """Deepest nesting of a ``q`` object."""
+    hook_timeout: float = 10.0
+    """Seconds a server-side hook may take before its request answers 504."""
+    job_timeout: float = 300.0
+    """Seconds a scheduled job may take before it is cancelled and logged as timed out."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
-            if getattr(self, field) <= 0:
-                raise ConfigurationError(f"limits.{field} must be a positive integer")
+            value = getattr(self, field)
+            if value <= 0:
+                kind = "number" if isinstance(value, float) else "integer"
+                raise ConfigurationError(f"limits.{field} must be a positive {kind}")
