@@ -18,6 +18,8 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Largest request body the HTTP layer accepts (413 above it)."""
     max_query_depth: int = 32
     """Deepest nesting of a ``q`` object."""
+    max_mail: int = 1_000
+    """Most messages one ``POST /mail`` may carry (413 above it)."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
