@@ -8,6 +8,7 @@ the network are translated in one place, :func:`delivery_errors`.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import ssl
 from collections.abc import Iterator
@@ -72,7 +73,12 @@ class SmtpMailer:
             username=settings.username, password=settings.password,
             tls_context=tls_context(settings) if settings.tls or settings.starttls else None,
         )
-        await client.connect()
+        try:
+            await client.connect()
+        except BaseException:
+            client.close()  # a failed STARTTLS or login leaves the socket open otherwise
+            await asyncio.sleep(0)  # and let the transport's close callback run
+            raise
         self._client = client
         return client
 
