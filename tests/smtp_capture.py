@@ -26,7 +26,6 @@ from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from docbase.http.tls import self_signed_certificate
 
-
 REFUSED_DOMAIN = "@refused.example.com"
 """The server refuses every recipient at this domain."""
 
@@ -70,14 +69,14 @@ class SmtpCapture:
         self.logins.append((mechanism, login, ok))
         return AuthResult(success=ok, handled=False, auth_data=auth_data)
 
-    async def handle_RCPT(self, server: Any, session: Any, envelope: Any,  # noqa: N802
+    async def handle_RCPT(self, server: Any, session: Any, envelope: Any,
                           address: str, options: list[str]) -> str:
         if address.endswith(REFUSED_DOMAIN):
             return "550 5.1.1 no such mailbox here"
         envelope.rcpt_tos.append(address)
         return "250 OK"
 
-    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:  # noqa: N802
+    async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
         self.arrived.set()
         while not self.gate.is_set():  # held: the client waits for the answer to DATA
             await _sleep()
