@@ -45,7 +45,7 @@ class Received(msgspec.Struct):
 
     def parts(self) -> dict[str, str]:
         """The content of each part of the message, by content type."""
-        return {part.get_content_type(): part.get_content().strip()
+        return {part.get_content_type(): part.get_content().replace("\r\n", "\n").strip()
                 for part in self.email.walk() if not part.is_multipart()}
 
 
