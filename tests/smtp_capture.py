@@ -3,7 +3,9 @@
 :func:`smtp_server` runs aiosmtpd in its own thread and records every message it
 accepts, parsed with the standard library, with the envelope and the login used. It
 can require STARTTLS, speak implicit TLS, require a login (offering only the
-mechanisms asked for), and hold every message until :attr:`SmtpCapture.gate` opens.
+mechanisms asked for), and hold the answer to every message (which it keeps) until
+:attr:`SmtpCapture.gate` opens, as a server that stored a message before the sender
+learned so.
 """
 
 from __future__ import annotations
@@ -77,14 +79,14 @@ class SmtpCapture:
         return "250 OK"
 
     async def handle_DATA(self, server: Any, session: Any, envelope: Any) -> str:
-        self.arrived.set()
-        while not self.gate.is_set():  # held: the client waits for the answer to DATA
-            await _sleep()
         login = session.auth_data.login.decode() if session.authenticated else None
         message = email.message_from_bytes(envelope.original_content,
                                            policy=email.policy.default)
         self.received.append(Received(envelope.mail_from, list(envelope.rcpt_tos),
                                       message, login))
+        self.arrived.set()
+        while not self.gate.is_set():  # held: kept, but the client waits for the answer
+            await _sleep()
         return "250 Message accepted for delivery"
 
     def subjects(self) -> list[str]:
