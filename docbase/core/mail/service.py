@@ -185,11 +185,11 @@ class MailService:
             if down is not None:
                 await log.patch(record_id, outbound.failed(name, down),
                                 expected_version=version)
-                return MailOutcome(record_id, Status.FAILED, down), False
+                return MailOutcome(record_id, Status.FAILED.value, down), False
             claimed = await log.patch(record_id, outbound.claim(record),
                                       expected_version=version)
         except VersionMismatch:  # another process claimed it first: it sends it
-            return MailOutcome(record_id, Status.SENDING), False
+            return MailOutcome(record_id, Status.SENDING.value), False
         except NotFound:
             return MailOutcome(record_id, "deleted"), False
         unreachable = False
@@ -203,6 +203,6 @@ class MailService:
             error = exc.message
         else:
             await log.patch(record_id, outbound.sent(name, transport_id))
-            return MailOutcome(record_id, Status.SENT), False
+            return MailOutcome(record_id, Status.SENT.value), False
         await log.patch(record_id, outbound.failed(name, error))
-        return MailOutcome(record_id, Status.FAILED, error), unreachable
+        return MailOutcome(record_id, Status.FAILED.value, error), unreachable
