@@ -31,6 +31,7 @@ EXPECTED = {
     "Forbidden": 403,
     "PayloadTooLarge": 413,
     "MailDeliveryError": 502,
+    "MailTransportDown": 502,
     "BackendError": 503,
     "Rejected": 400,
     "HookFailed": 500,

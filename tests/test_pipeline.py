@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from docbase import ChangeEvent, Database, HookPoint, Query, ReadEvent, WriteEvent, parse_filter
+from docbase.adapters.memory import OutboxMailer
 from docbase.core.auth import Principal, Scope
 from docbase.core.errors import Forbidden
 from docbase.http.testing import LiveDocbase, live_docbase
@@ -263,12 +264,19 @@ HTTP_WRITES: dict[str, HttpCase] = {
                         lambda w, log: cascade([w.joe], [w.order])),
     "DELETE child": (send("DELETE", lambda w: f"/rest/people/{w.joe}/orders/{w.order}"),
                      lambda w, log: passes("orders", "delete", [w.order])),
+    "POST /mail": (send("POST", lambda w: "/mail", body={
+        "to": "ann@example.com", "subject": "Hi", "html": "<p>Hi</p>"}),
+        lambda w, log: [  # queued, claimed, sent: three writes of the outbound log
+            *passes("email_outbound", "insert", new_id(log)[:1]),
+            *passes("email_outbound", "update", new_id(log)[:1]),
+            *passes("email_outbound", "update", new_id(log)[:1])]),
 }
 
 
 @pytest.fixture
 async def live(stores: Any, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
-    async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
+    database = Database(*stores, name="main", mailer=OutboxMailer())
+    async with live_docbase({"main": database}, tmp_path) as running:
         yield running
 
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from tests.test_serve_harness import child_env, launch, run_cli, serving
+from tests.test_serve_harness import child_env, child_processes, launch, run_cli, serving
 
 
 def test_first_start_creates_certificate_and_admin_key_then_health_needs_no_key(
@@ -181,7 +181,7 @@ def test_proxy_headers_from_an_untrusted_address_are_refused(tmp_path: Path) -> 
 def test_several_workers_serve_one_database(tmp_path: Path) -> None:
     with serving(tmp_path, "--workers", "2") as served:
         key = served.admin_key
-        workers = _children(served.process.pid)
+        workers = child_processes(served.process.pid)
         assert len(workers) >= 2, workers
         errors: list[str] = []
 
@@ -200,19 +200,6 @@ def test_several_workers_serve_one_database(tmp_path: Path) -> None:
         assert errors == []
         items = served.request("GET", "/rest/items", key=key).json()
         assert sorted(d["i"] for d in items) == list(range(20))
-
-
-def _children(pid: int) -> list[int]:
-    found = []
-    for status in Path("/proc").glob("[0-9]*/status"):
-        try:
-            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
-                          if ":\t" in line)
-        except OSError:
-            continue
-        if fields.get("PPid", "").strip() == str(pid):
-            found.append(int(status.parent.name))
-    return found
 
 
 def test_tls_certificate_names_loopback_and_localhost(tmp_path: Path) -> None:

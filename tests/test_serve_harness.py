@@ -170,3 +170,17 @@ def serving(cwd: Path, *args: str, **kwargs: Any) -> Iterator[Served]:
         yield served
     finally:
         served.stop()
+
+
+def child_processes(pid: int) -> list[int]:
+    """The ids of the processes whose parent is ``pid`` (a server's workers)."""
+    found = []
+    for status in Path("/proc").glob("[0-9]*/status"):
+        try:
+            fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
+                          if ":\t" in line)
+        except OSError:
+            continue
+        if fields.get("PPid", "").strip() == str(pid):
+            found.append(int(status.parent.name))
+    return found

@@ -20,9 +20,12 @@ from docbase.core.ports import Mailer
 from docbase.core.registry import import_target, open_stores
 from docbase.core.server import Server
 from docbase.core.settings.limits import Limits
+from docbase.core.settings.stored import SmtpSettings
 
 OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
-"""The mailer every database gets for now: capture-only, no SMTP transport yet."""
+"""The mailer of the ``outbox`` transport (``mail.transport``): capture-only."""
+SMTP_MAILER = "docbase.adapters.smtp:SmtpMailer"
+"""The mailer of the ``smtp`` transport, made from ``mail.smtp.*`` at each send."""
 
 
 class DatabaseSpec(msgspec.Struct, frozen=True):
@@ -44,10 +47,21 @@ def build_mailer(target: str = OUTBOX_MAILER) -> Mailer:
     return mailer
 
 
+def smtp_mailer(settings: SmtpSettings) -> Mailer:
+    """Build the SMTP transport for ``settings``; its adapter is imported on first use.
+
+    Raises:
+        MissingDependencyError: ``aiosmtplib`` is not installed.
+
+    """
+    mailer: Mailer = import_target(SMTP_MAILER)(settings)
+    return mailer
+
+
 def build_database(spec: DatabaseSpec, **options: Any) -> Database:
     """Build (not open) the database ``spec`` describes.
 
-    Keyword ``options`` (e.g. ``hooks``, ``mailer``) go to
+    Keyword ``options`` (e.g. ``hooks``, ``mailer``, ``smtp_mailer``) go to
     :class:`~docbase.core.database.Database`.
 
     Raises:
@@ -58,6 +72,7 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
     """
     store, blobs = open_stores(spec.storage)
     options.setdefault("mailer", build_mailer())
+    options.setdefault("smtp_mailer", smtp_mailer)
     database = Database(store, blobs, name=spec.name, limits=spec.limits, **options)
     if spec.hooks is not None:
         load_hooks(database, spec.hooks)

@@ -20,6 +20,7 @@ from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.mail.service import MailService, SmtpMailerFactory
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
@@ -40,6 +41,7 @@ class Database(AsyncResource):
         limits: Limits | None = None,
         hooks: HookRegistry | None = None,
         mailer: Mailer | None = None,
+        smtp_mailer: SmtpMailerFactory | None = None,
     ) -> None:
         self.store = store
         self.blobs = blobs
@@ -58,6 +60,8 @@ class Database(AsyncResource):
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
         self.settings = SettingsStore(store, self.auth_cache)
         """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
+        self.mail = MailService(self, smtp_mailer)
+        """``POST /mail``: the outbound log and the transport of the stored settings."""
         self.pipeline = Pipeline(
             write_stages(store=store, relations=self.relations, cascade=self._cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),

@@ -21,6 +21,7 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── HookFailed                a server-side hook raised; names the hook
     │   └── HookTimedOut          a server-side hook overran its time limit
     ├── MailDeliveryError         the mail transport refused a message
+    │   └── MailTransportDown     the mail transport cannot be reached at all
     └── BackendError              the storage backend failed or is unreachable
 
 Adapters translate their driver's errors in one context manager and raise
@@ -141,7 +142,19 @@ class HookTimedOut(HookFailed):
 
 
 class MailDeliveryError(DocbaseError):
-    """The mail transport refused or failed to deliver a message."""
+    """The mail transport refused or failed to deliver a message.
+
+    ``results`` is, for a request of several messages, the outcome of each one
+    (``{"email_outbound_id", "status", "error"}``).
+    """
+
+    def __init__(self, message: str, results: Sequence[dict[str, str | None]] = ()) -> None:
+        super().__init__(message)
+        self.results = tuple(results)
+
+
+class MailTransportDown(MailDeliveryError):
+    """The mail transport cannot be reached (connection or login failed)."""
 
 
 class BackendError(DocbaseError):

@@ -170,7 +170,14 @@ class BlobStore(Protocol):
 
 
 class MailMessage(msgspec.Struct, frozen=True):
-    """One outbound message of ``POST /mail``."""
+    """One outbound message of ``POST /mail``, as a transport receives it.
+
+    ``sender`` is the bare address of ``mail.from``; ``sendername`` and ``company`` make
+    the display name of ``From``. ``text`` is derived from ``html`` when ``None``.
+    ``message_id`` is the ``Message-ID`` header to send (``<...@domain>``), stable over
+    retries of one outbound record; a new one is made when empty.
+    :func:`docbase.core.mail.compose` builds the standard-library message from it.
+    """
 
     to: tuple[str, ...]
     subject: str
@@ -179,6 +186,7 @@ class MailMessage(msgspec.Struct, frozen=True):
     company: str = ""
     sendername: str = ""
     text: str | None = None
+    message_id: str = ""
 
 
 class Mailer(Protocol):
@@ -187,7 +195,14 @@ class Mailer(Protocol):
     async def send(self, message: MailMessage) -> str:
         """Send one message and return the transport's id for it.
 
+        A transport may keep its connection open between sends, until :meth:`close`.
+
         Raises:
-            MailDeliveryError: the transport refused or failed to deliver it.
+            MailDeliveryError: the transport refused or failed to deliver it;
+                ``MailTransportDown`` when the transport cannot be reached at all, so
+                later messages would fail alike.
 
         """
+
+    async def close(self) -> None:
+        """Release a connection kept between sends (sending again reconnects)."""

@@ -1,14 +1,15 @@
 """The one place that turns exceptions into HTTP error responses.
 
 Every error is JSON ``{"name", "message", "status"}`` (plus ``"list"`` for a
-:class:`~docbase.core.errors.ValidationFailed`). A :class:`DocbaseError` answers with
-the status :data:`ERROR_STATUSES` gives its class, looked up along the class hierarchy
-so a subclass answers like its nearest listed ancestor, and with its class name (or
-the name the table gives, ``PreconditionFailed`` for a ``VersionMismatch``). This
-table is the only place that knows HTTP statuses of docbase errors (``docs/http.md``).
-Litestar's own exceptions (unknown route 404, wrong method 405, ...) answer in the
-same shape; anything else is logged and answers a bare 500 that reveals nothing about
-the failure.
+:class:`~docbase.core.errors.ValidationFailed`, and ``"result"``, each message's
+outcome, for a :class:`~docbase.core.errors.MailDeliveryError` of ``POST /mail``). A
+:class:`DocbaseError` answers with the status :data:`ERROR_STATUSES` gives its class,
+looked up along the class hierarchy so a subclass answers like its nearest listed
+ancestor, and with its class name (or the name the table gives, ``PreconditionFailed``
+for a ``VersionMismatch``). This table is the only place that knows HTTP statuses of
+docbase errors (``docs/http.md``). Litestar's own exceptions (unknown route 404, wrong
+method 405, ...) answer in the same shape; anything else is logged and answers a bare
+500 that reveals nothing about the failure.
 """
 
 from __future__ import annotations
@@ -143,6 +144,8 @@ def docbase_error(request: Request[Any, Any, Any], exc: DocbaseError) -> Respons
     extra = None
     if isinstance(exc, ValidationFailed):
         extra = {"list": [msgspec.to_builtins(f) for f in exc.fields]}
+    elif isinstance(exc, MailDeliveryError) and exc.results:
+        extra = {"result": list(exc.results)}
     if status >= 500:
         logger.error("%s %s: %s: %s", request.method, request.url.path,
                      type(exc).__name__, exc.message, exc_info=exc.__cause__ is not None)

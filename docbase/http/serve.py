@@ -8,7 +8,9 @@ most ``graceful_timeout`` seconds). Each worker builds its own app with
 :func:`worker_app` from the deployment passed down in the environment, reading the
 database catalog afresh, so SIGHUP to the main process (which respawns the workers one
 by one) serves databases added meanwhile and loads the hooks files afresh. Every worker
-runs the databases' scheduled jobs; their leases make each tick run once.
+runs the databases' scheduled jobs; their leases make each tick run once. Each worker,
+once started, also sends in the background the mail a stopped process left queued
+(:func:`resume_mail`).
 
 Granian was chosen over uvicorn by measurement; ``docs/deploy.md`` has the figures.
 """
@@ -16,6 +18,7 @@ Granian was chosen over uvicorn by measurement; ``docs/deploy.md`` has the figur
 from __future__ import annotations
 
 import asyncio
+import logging
 import math
 import os
 import socket
@@ -36,12 +39,15 @@ from docbase.bootstrap import (
 )
 from docbase.config import PID_FILE, PRIMARY, Deployment, admin_key_path, ensure_data_dir
 from docbase.core.composition import DatabaseSpec, build_database
-from docbase.core.errors import ConfigurationError
+from docbase.core.database import Database
+from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
 from docbase.http.app import create_app
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.tls import ensure_self_signed
+
+logger = logging.getLogger("docbase.serve")
 
 DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
 """The environment variable that carries the deployment (JSON) to the workers."""
@@ -96,14 +102,21 @@ def build_app(deployment: Deployment) -> Any:
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
     schedulers = [JobScheduler(db) for db in server.databases.values() if len(db.jobs)]
 
+    resuming: set[asyncio.Task[Any]] = set()
+
     async def start() -> None:
         await server.open()
         for name in in_memory:  # nothing outlives the process: bootstrap here, not in run()
             await ensure_admin_key(server.databases[name], deployment.data_path)
         for scheduler in schedulers:  # every worker: the jobs' leases keep each tick single
             await scheduler.open()
+        for database in server.databases.values():  # mail a stopped process left queued
+            resuming.add(asyncio.create_task(resume_mail(database)))
 
     async def stop() -> None:
+        for task in resuming:
+            task.cancel()
+        await asyncio.gather(*resuming, return_exceptions=True)
         for scheduler in schedulers:
             await scheduler.close()
         await server.close()
@@ -113,6 +126,21 @@ def build_app(deployment: Deployment) -> Any:
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
     return app
+
+
+async def resume_mail(database: Database) -> None:
+    """Send the mail a stopped process left ``queued``, in the background of a worker.
+
+    Every worker tries; each record is claimed by exactly one of them
+    (``docbase/core/mail/outbound.py``). A failure is logged, never raised.
+    """
+    try:
+        await database.mail.resume()
+    except DocbaseError as exc:
+        logger.error("database %s: resuming queued mail failed: %s", database.name,
+                     exc.message)
+    except Exception:  # a background task has no caller to raise to
+        logger.exception("database %s: resuming queued mail failed", database.name)
 
 
 def worker_app() -> Any:

@@ -13,6 +13,10 @@ import msgspec
 from docbase.core.auth.principal import Principal
 from docbase.core.errors import Forbidden
 
+FULL_ACCESS_COLLECTIONS = frozenset({"email_outbound"})
+"""Collections with user-collection names that only a full-access principal may read or
+write, as a collection or as a subcollection (the outbound mail log)."""
+
 
 class Action(msgspec.Struct, frozen=True):
     """One thing a principal asks to do.
@@ -37,10 +41,11 @@ def authorize(principal: Principal, action: Action) -> None:
     Raises:
         Forbidden: the principal's scope does not cover the method, path or origin, or
             a delete by query comes from a principal that is neither full-access nor a
-            hook, or a system collection is asked for without full access.
+            hook, or a system collection (or one of :data:`FULL_ACCESS_COLLECTIONS`) is
+            asked for by a principal that is not full-access.
 
     """
-    if action.system and not principal.full_access:
+    if not principal.full_access and (action.system or _full_access_only(action.path)):
         raise Forbidden(f"{action.path} needs a full-access API key")
     if action.by_query and not (principal.full_access or principal.kind == "hook"):
         raise Forbidden("delete by query needs a full-access API key")
@@ -51,3 +56,9 @@ def authorize(principal: Principal, action: Action) -> None:
         raise Forbidden(f"this API key may not be used from origin {action.origin}")
     if not principal.full_access and not scope.allows(action.method, action.path):
         raise Forbidden(f"this API key may not {action.method} {action.path}")
+
+
+def _full_access_only(path: str) -> bool:
+    parts = path.split("/")  # "", "rest", collection, id, subcollection, ...
+    return len(parts) > 2 and parts[1] == "rest" and any(
+        name in FULL_ACCESS_COLLECTIONS for name in parts[2::2])

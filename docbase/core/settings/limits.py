@@ -22,6 +22,8 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Seconds a server-side hook may take before its request answers 504."""
     job_timeout: float = 300.0
     """Seconds a scheduled job may take before it is cancelled and logged as timed out."""
+    max_mail: int = 1_000
+    """Most messages one ``POST /mail`` may carry (413 above it)."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:

@@ -33,6 +33,9 @@ class SmtpSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
     """Login password (a secret)."""
     timeout: float = 30.0
     """Seconds to wait for the server at each step."""
+    cacert: str | None = None
+    """PEM certificate(s) to trust for the server instead of the system's authorities
+    (``docbase settings set-file mail.smtp.cacert FILE``), e.g. a self-signed one."""
 
 
 class MailSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
