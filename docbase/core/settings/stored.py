@@ -63,6 +63,21 @@ class LoginSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 
     lifetime: str | int = "1d"
     """How long a login token lives: seconds, or ``"30m"``, ``"12h"``, ``"1d"``."""
+    secret: str | None = None
+    """HMAC secret of login tokens; generated and stored on the first login."""
+    max_failures: int = 5
+    """Failed logins for one email before further attempts are refused (429)."""
+    lockout: str | int = "15m"
+    """How long logins for that email stay refused after the last failure."""
+
+
+class UserAccessSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What holders of a bearer token may do (``auth.users.*``); never delete by query."""
+
+    paths: tuple[str, ...] = ("/rest/**",)
+    """Path globs a token holder may reach."""
+    methods: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
+    """Methods a token holder may use."""
 
 
 class AuthSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -70,6 +85,7 @@ class AuthSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
 
     jwt: JwtSettings = JwtSettings()
     login: LoginSettings = LoginSettings()
+    users: UserAccessSettings = UserAccessSettings()
 
 
 class RealtimeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
