@@ -1,4 +1,4 @@
-"""The ``docbase`` command: serve, and manage databases, API keys and settings.
+"""The ``docbase`` command: serve, and manage databases, API keys, users and settings.
 
 Every command acts on a deployment named by ``--data-dir`` (default
 ``./docbase-data``), ``--storage`` and ``--config``, and on one of its databases with
@@ -18,11 +18,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from docbase.cli import databases, keys, settings
+from docbase.cli import databases, keys, settings, users
 from docbase.cli.common import UsageError, redact, say
 from docbase.core.errors import ConfigurationError, DocbaseError
 
-COMMAND_GROUPS = (databases, keys, settings)
+COMMAND_GROUPS = (databases, keys, users, settings)
 """The modules whose ``register(commands)`` adds their commands, in help order."""
 
 
