@@ -16,6 +16,7 @@ from cryptography.hazmat.primitives.asymmetric import ec, rsa
 from docbase import Database
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
 from docbase.core import auth
+from docbase.core.errors import ConfigurationError, InvalidQuery
 from docbase.http.testing import LiveDocbase, live_docbase
 
 EMAIL, PASSWORD = "Ann@Example.com", "correct horse battery"
@@ -76,6 +77,19 @@ def assert_refused(response: Any, status: int = 401) -> None:
 
 
 # ------------------------------------------------------------------------ POST /auth/jwt
+
+
+@pytest.mark.parametrize(("given", "seconds"), [
+    (90, 90), ("90", 90), ("30m", 1800), ("1h", 3600), ("1d", 86400), ("2 days", 172800),
+])
+def test_durations(given: object, seconds: int) -> None:
+    assert auth.parse_duration(given, "expiresIn") == seconds
+
+
+@pytest.mark.parametrize("given", [0, -5, True, "soon", "1y", 1.5, None])
+def test_bad_durations_name_the_setting(given: object) -> None:
+    with pytest.raises(InvalidQuery, match="expiresIn"):
+        auth.parse_duration(given, "expiresIn")
 
 
 async def test_generation_signs_with_each_algorithm(live: LiveDocbase) -> None:
@@ -356,6 +370,8 @@ async def test_token_access_rules_are_settings_unlike_a_scoped_key(live: LiveDoc
     assert (await live.client.post("/rest/orders", json={},
                                    headers={"x-apikey": key})).status_code == 201
     assert_refused(await live.client.get("/rest/notes", headers={"x-apikey": key}), 403)
+    with pytest.raises(ConfigurationError, match=r"auth\.users\.paths"):
+        await live.db.settings.set("auth.users.paths", ["rest/**"])
 
 
 @pytest.mark.usefixtures("ann")

@@ -23,7 +23,6 @@ from docbase.core.database import Database
 from docbase.core.errors import Forbidden, Unauthorized
 from docbase.http.bodies import object_body, read_json
 from docbase.http.context import (
-    Caller,
     ServerDependency,
     authenticate_request,
     raw_key,
@@ -41,13 +40,14 @@ def paths(path: str) -> list[str]:
     return [path, "/db/{db_name:str}" + path]
 
 
-async def _bearer_caller(database: Database, request: HttpRequest) -> Caller:
-    if raw_token(request) is None:
+async def _bearer(database: Database, request: HttpRequest) -> auth.Bearer:
+    token = raw_token(request)
+    if token is None:
         raise Unauthorized("a bearer token is required (Authorization: Bearer, or "
                            "parameter jwt)")
     if raw_key(request):
         raise Forbidden("this endpoint takes a bearer token, not an API key")
-    return await authenticate_request(database, request)
+    return await auth.authenticate_token(database, token)
 
 
 @post(paths("/auth/jwt"), status_code=201)
@@ -75,18 +75,14 @@ async def log_in(request: HttpRequest, docbase_server: ServerDependency) -> Repl
 async def user_info(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """``GET /auth/userinfo``: the token's user."""
     _, database, _ = route(docbase_server, request)
-    caller = await _bearer_caller(database, request)
-    assert caller.bearer is not None  # a bearer token was given and verified
-    return json_response(request, caller.bearer.info())
+    return json_response(request, (await _bearer(database, request)).info())
 
 
 @post(paths("/auth/logout"), status_code=200)
 async def log_out(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """``POST /auth/logout``: revoke the token for every process until it expires."""
     _, database, _ = route(docbase_server, request)
-    caller = await _bearer_caller(database, request)
-    assert caller.bearer is not None
-    await auth.logout(database, caller.bearer)
+    await auth.logout(database, await _bearer(database, request))
     return json_response(request, {"result": "ok"})
 
 

@@ -79,6 +79,16 @@ class UserAccessSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True
     methods: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
     """Methods a token holder may use."""
 
+    def __post_init__(self) -> None:
+        for path in self.paths:
+            if not path.startswith("/"):
+                raise ConfigurationError(f"setting 'auth.users.paths': {path!r} must start "
+                                         "with '/' (e.g. /rest/notes/**)")
+        for method in self.methods:
+            if method not in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
+                raise ConfigurationError(f"setting 'auth.users.methods': unknown method "
+                                         f"{method!r}")
+
 
 class AuthSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
     """Authentication (``auth.*``)."""
