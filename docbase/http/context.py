@@ -140,12 +140,13 @@ ServerDependency: TypeAlias = NamedDependency[Server]
 async def request_context(
     request: Request[Any, Any, Any], docbase_server: ServerDependency
 ) -> RequestContext:
-    """Resolve database, method and key of a ``/rest`` request; check the key allows it.
+    """Resolve database, method and credential of a ``/rest`` request; check it is allowed.
 
     Raises:
         NotFound: an unknown database.
-        Unauthorized: no key, or an unknown, expired or revoked one.
-        Forbidden: the key's paths, methods or origins do not cover this request.
+        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
+            bearer token.
+        Forbidden: the credential's paths, methods or origins do not cover this request.
 
     """
     name, database, path = route(docbase_server, request)
