@@ -65,9 +65,10 @@ async def test_key_as_query_parameter(live: LiveDocbase) -> None:
     assert response.status_code == 200
 
 
-async def test_bearer_token_is_not_a_key(live: LiveDocbase) -> None:
+async def test_malformed_bearer_token_is_401_with_a_challenge(live: LiveDocbase) -> None:
     response = await live.client.get("/rest/people", headers={"Authorization": "Bearer x.y.z"})
     assert_status(response, 401)
+    assert response.headers["www-authenticate"].startswith('Bearer realm="docbase"')
 
 
 async def test_expired_key_is_401(live: LiveDocbase) -> None:

@@ -15,7 +15,9 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── Conflict                  duplicate unique value, bad update target
     │   └── VersionMismatch       expected ``_version`` differs
     ├── Unauthorized              no, unknown, expired or revoked credential
+    │   └── InvalidToken          a bearer token that is malformed, expired, revoked or not ours
     ├── Forbidden                 valid credential, action not allowed
+    ├── TooManyRequests           too many attempts (failed logins); carries ``retry_after``
     ├── PayloadTooLarge           body, bulk array or file over its limit
     ├── Rejected                  a server-side hook refused the request
     ├── HookFailed                a server-side hook raised; names the hook
@@ -110,6 +112,18 @@ class VersionMismatch(Conflict):
 
 class Unauthorized(DocbaseError):
     """No credential, or an unknown, expired or revoked one."""
+
+
+class InvalidToken(Unauthorized):
+    """A bearer token is malformed, expired, not yet valid, revoked or not ours."""
+
+
+class TooManyRequests(DocbaseError):
+    """Too many attempts; ``retry_after`` says in how many seconds to try again."""
+
+    def __init__(self, message: str, retry_after: int) -> None:
+        super().__init__(message)
+        self.retry_after = retry_after
 
 
 class Forbidden(DocbaseError):

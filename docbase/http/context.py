@@ -1,20 +1,30 @@
-"""Who asks what of which database: routing, method override and API-key checks.
+"""Who asks what of which database: routing, method override and credential checks.
 
 :func:`request_context` is the dependency every ``/rest`` handler receives. It picks
 the database (path prefix ``/db/<name>``, host ``<name>.<domain>``, else the default),
-resolves ``X-HTTP-Method-Override``, authenticates the API key, records the CORS
-headers the response carries, and asks :func:`~docbase.core.auth.authorize` whether the
-key's paths, methods and CORS origins cover the request.
+resolves ``X-HTTP-Method-Override``, authenticates the API key or else the bearer
+token (:func:`authenticate_request`), records the CORS headers the response carries,
+and asks :func:`~docbase.core.auth.authorize` whether the credential's paths, methods
+and CORS origins cover the request. A token holder's CORS headers are those any key of
+the database allows for the origin.
 """
 
 from __future__ import annotations
 
-from typing import Any, TypeAlias
+from typing import Any, NamedTuple, TypeAlias
 
 from litestar import Request
 from litestar.di import NamedDependency
 
-from docbase.core.auth import Action, ApiKey, Principal, authenticate_key, authorize
+from docbase.core.auth import (
+    Action,
+    ApiKey,
+    Bearer,
+    Principal,
+    authenticate_key,
+    authenticate_token,
+    authorize,
+)
 from docbase.core.database import Collection, Database
 from docbase.core.errors import InvalidQuery, Unauthorized
 from docbase.core.server import Server
@@ -25,19 +35,21 @@ OVERRIDABLE = frozenset({"PUT", "PATCH", "DELETE"})
 
 
 class RequestContext:
-    """The database a request addresses and the key it acts with."""
+    """The database a request addresses and the credential it acts with."""
 
-    __slots__ = ("database", "database_name", "key", "method", "path", "principal")
+    __slots__ = ("bearer", "database", "database_name", "key", "method", "path", "principal")
 
     def __init__(
-        self, database_name: str, database: Database, path: str, method: str, key: ApiKey
+        self, database_name: str, database: Database, path: str, method: str,
+        caller: Caller,
     ) -> None:
         self.database_name = database_name
         self.database = database
         self.path = path
         self.method = method
-        self.key = key
-        self.principal: Principal = key.principal()
+        self.principal: Principal = caller.principal
+        self.key: ApiKey | None = caller.key
+        self.bearer: Bearer | None = caller.bearer
 
     def collection(self, name: str) -> Collection:
         """Return the user collection ``name``, acting as this request's key."""
@@ -81,19 +93,44 @@ def effective_method(request: Request[Any, Any, Any]) -> str:
 
 
 def raw_key(request: Request[Any, Any, Any]) -> str | None:
-    """Return the API key of a request: header ``x-apikey``, else parameter ``apikey``.
+    """Return the API key of a request: header ``x-apikey``, else parameter ``apikey``."""
+    return request.headers.get("x-apikey") or request.query_params.get("apikey")
+
+
+def raw_token(request: Request[Any, Any, Any]) -> str | None:
+    """Return the bearer token: ``Authorization: Bearer T``, else parameter ``jwt``."""
+    scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
+    if scheme.lower() == "bearer" and token.strip():
+        return token.strip()
+    return request.query_params.get("jwt") or None
+
+
+class Caller(NamedTuple):
+    """Who sent a request: its principal, and the key or token that proved it."""
+
+    principal: Principal
+    key: ApiKey | None = None
+    bearer: Bearer | None = None
+
+
+async def authenticate_request(database: Database, request: Request[Any, Any, Any]) -> Caller:
+    """Authenticate the API key of a request, else its bearer token.
 
     Raises:
-        Unauthorized: the request brings a JWT, which this server does not accept yet.
+        Unauthorized: neither is given, or the key is unknown, expired or revoked.
+        InvalidToken: the bearer token is refused (see :mod:`docbase.core.auth.tokens`).
 
     """
-    value = request.headers.get("x-apikey") or request.query_params.get("apikey")
-    if not value and (
-        request.headers.get("authorization", "").lower().startswith("bearer ")
-        or request.query_params.get("jwt")
-    ):
-        raise Unauthorized("JWT authentication is not enabled; send an API key")
-    return value
+    key = raw_key(request)
+    token = None if key else raw_token(request)
+    if token is not None:
+        bearer = await authenticate_token(database, token)
+        return Caller(bearer.principal(await database.settings.load()), bearer=bearer)
+    if not key:
+        raise Unauthorized("an API key (header x-apikey or parameter apikey) or a bearer "
+                           "token (Authorization: Bearer, or parameter jwt) is required")
+    api_key = await authenticate_key(database, key)
+    return Caller(api_key.principal(), key=api_key)
 
 
 ServerDependency: TypeAlias = NamedDependency[Server]
@@ -103,12 +140,13 @@ ServerDependency: TypeAlias = NamedDependency[Server]
 async def request_context(
     request: Request[Any, Any, Any], docbase_server: ServerDependency
 ) -> RequestContext:
-    """Resolve database, method and key of a ``/rest`` request; check the key allows it.
+    """Resolve database, method and credential of a ``/rest`` request; check it is allowed.
 
     Raises:
         NotFound: an unknown database.
-        Unauthorized: no key, or an unknown, expired or revoked one.
-        Forbidden: the key's paths, methods or origins do not cover this request.
+        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
+            bearer token.
+        Forbidden: the credential's paths, methods or origins do not cover this request.
 
     """
     name, database, path = route(docbase_server, request)
@@ -118,14 +156,15 @@ async def request_context(
         headers = await allowed_origin_headers(database, origin)
         if headers:
             request.state[CORS_STATE] = headers
-    key = await authenticate_key(database, raw_key(request))
-    if origin:
+    caller = await authenticate_request(database, request)
+    key = caller.key
+    if origin and key is not None:
         if key.allows_origin(origin):
             request.state[CORS_STATE] = cors_headers(origin)
         elif not key.origins:  # usable, but the browser must not read the response
             request.state.pop(CORS_STATE, None)
         # a key limited to other origins: authorize refuses it, with the headers above
-    context = RequestContext(name, database, path, method, key)
+    context = RequestContext(name, database, path, method, caller)
     authorize(context.principal, Action(method, path, origin=origin or None))
     return context
 

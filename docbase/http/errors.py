@@ -34,10 +34,12 @@ from docbase.core.errors import (
     HookFailed,
     HookTimedOut,
     InvalidQuery,
+    InvalidToken,
     MailDeliveryError,
     NotFound,
     PayloadTooLarge,
     Rejected,
+    TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
     ValidationFailed,
@@ -58,6 +60,7 @@ __all__ = [
     "UnsupportedMediaType",
     "answer_for",
     "docbase_error",
+    "error_headers",
     "error_response",
     "internal_error",
     "litestar_error",
@@ -81,6 +84,7 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     InvalidQuery: ErrorAnswer(400),
     UnsupportedMediaType: ErrorAnswer(415),
     Unauthorized: ErrorAnswer(401),
+    InvalidToken: ErrorAnswer(401, "Unauthorized"),
     Forbidden: ErrorAnswer(403),
     NotFound: ErrorAnswer(404),
     MethodNotAllowed: ErrorAnswer(405),
@@ -88,6 +92,7 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     # over HTTP an expected version only ever comes from If-Match
     VersionMismatch: ErrorAnswer(412, "PreconditionFailed"),
     PayloadTooLarge: ErrorAnswer(413),
+    TooManyRequests: ErrorAnswer(429),
     ValidationFailed: ErrorAnswer(422),
     MailDeliveryError: ErrorAnswer(502),
     BackendError: ErrorAnswer(503),
@@ -138,6 +143,19 @@ def error_response(
                     media_type="application/json", headers=all_headers)
 
 
+def error_headers(exc: DocbaseError) -> dict[str, str]:
+    """Headers an error answer carries: a 401's challenge, a 429's ``Retry-After``."""
+    if isinstance(exc, InvalidToken):  # general terms only: RFC 6750's error code
+        return {"www-authenticate": 'Bearer realm="docbase", error="invalid_token", '
+                                    'error_description="the token is invalid, expired '
+                                    'or revoked"'}
+    if isinstance(exc, Unauthorized):
+        return {"www-authenticate": 'Bearer realm="docbase"'}
+    if isinstance(exc, TooManyRequests):
+        return {"retry-after": str(exc.retry_after)}
+    return {}
+
+
 def docbase_error(request: Request[Any, Any, Any], exc: DocbaseError) -> Response[bytes]:
     """Answer a :class:`DocbaseError` with the status and name of :func:`answer_for`."""
     status, name = answer_for(type(exc))
@@ -150,7 +168,7 @@ def docbase_error(request: Request[Any, Any, Any], exc: DocbaseError) -> Respons
         logger.error("%s %s: %s: %s", request.method, request.url.path,
                      type(exc).__name__, exc.message, exc_info=exc.__cause__ is not None)
     return error_response(request, name or type(exc).__name__, exc.message, status,
-                          extra=extra)
+                          extra=extra, headers=error_headers(exc))
 
 
 def litestar_error(request: Request[Any, Any, Any], exc: HTTPException) -> Response[bytes]:

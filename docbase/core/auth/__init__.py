@@ -1,4 +1,4 @@
-"""Authentication and authorization: principals, scopes, API keys, the one decision."""
+"""Authentication and authorization: principals, scopes, API keys, users, tokens, the decision."""
 
 from __future__ import annotations
 
@@ -19,29 +19,58 @@ from docbase.core.auth.keys import (
     list_keys,
     revoke_key,
 )
+from docbase.core.auth.login import login, logout
 from docbase.core.auth.principal import SYSTEM, Principal
+from docbase.core.auth.revocation import REVOKED_COLLECTION
 from docbase.core.auth.scopes import METHODS, Scope, parse_scope
+from docbase.core.auth.signing import ALGORITHMS, parse_duration, sign_request
+from docbase.core.auth.throttle import FAILURES_COLLECTION
+from docbase.core.auth.tokens import Bearer, authenticate_token, issue_login_token
+from docbase.core.auth.users import (
+    USERS_COLLECTION,
+    User,
+    create_user,
+    delete_user,
+    list_users,
+    set_password,
+)
 
 __all__ = [
+    "ALGORITHMS",
     "CACHE_SECONDS",
+    "FAILURES_COLLECTION",
     "KEYS_COLLECTION",
     "LAST_USED_SECONDS",
     "METHODS",
+    "REVOKED_COLLECTION",
     "SYSTEM",
+    "USERS_COLLECTION",
     "Action",
     "ApiKey",
+    "Bearer",
     "Namespace",
     "Principal",
     "Scope",
     "SystemCache",
+    "User",
     "authenticate",
     "authenticate_key",
+    "authenticate_token",
     "authorize",
     "create_key",
+    "create_user",
+    "delete_user",
     "ensure_key",
     "hash_key",
+    "issue_login_token",
     "keys_for_origin",
     "list_keys",
+    "list_users",
+    "login",
+    "logout",
+    "parse_duration",
     "parse_scope",
     "revoke_key",
+    "set_password",
+    "sign_request",
 ]

@@ -15,6 +15,7 @@ from docbase.core.settings.stored import (
     MailSettings,
     RealtimeSettings,
     SmtpSettings,
+    UserAccessSettings,
 )
 
 __all__ = [
@@ -26,4 +27,5 @@ __all__ = [
     "MailSettings",
     "RealtimeSettings",
     "SmtpSettings",
+    "UserAccessSettings",
 ]

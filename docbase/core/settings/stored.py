@@ -66,6 +66,31 @@ class LoginSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
 
     lifetime: str | int = "1d"
     """How long a login token lives: seconds, or ``"30m"``, ``"12h"``, ``"1d"``."""
+    secret: str | None = None
+    """HMAC secret of login tokens; generated and stored on the first login."""
+    max_failures: int = 5
+    """Failed logins for one email before further attempts are refused (429)."""
+    lockout: str | int = "15m"
+    """How long logins for that email stay refused after the last failure."""
+
+
+class UserAccessSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """What holders of a bearer token may do (``auth.users.*``); never delete by query."""
+
+    paths: tuple[str, ...] = ("/rest/**",)
+    """Path globs a token holder may reach."""
+    methods: tuple[str, ...] = ("GET", "POST", "PUT", "PATCH", "DELETE")
+    """Methods a token holder may use."""
+
+    def __post_init__(self) -> None:
+        for path in self.paths:
+            if not path.startswith("/"):
+                raise ConfigurationError(f"setting 'auth.users.paths': {path!r} must start "
+                                         "with '/' (e.g. /rest/notes/**)")
+        for method in self.methods:
+            if method not in ("GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"):
+                raise ConfigurationError(f"setting 'auth.users.methods': unknown method "
+                                         f"{method!r}")
 
 
 class AuthSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -73,6 +98,7 @@ class AuthSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_o
 
     jwt: JwtSettings = JwtSettings()
     login: LoginSettings = LoginSettings()
+    users: UserAccessSettings = UserAccessSettings()
 
 
 class RealtimeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

@@ -1,0 +1,112 @@
+"""``docbase users create|list|delete|set-password``: the users of one database."""
+
+from __future__ import annotations
+
+import argparse
+import getpass
+import os
+from typing import Any
+
+import msgspec
+
+from docbase.cli.common import add_database_options, database_of, print_table, say, with_database
+from docbase.core import auth
+from docbase.core.database import Database
+
+PASSWORD_VARIABLE = "DOCBASE_USER_PASSWORD"
+"""Where ``--password`` is read from when omitted (else it is asked for on a terminal)."""
+
+
+def register(commands: Any) -> None:
+    """Add the ``users`` command and its actions."""
+    parser = commands.add_parser("users", help="manage users who log in with a password")
+    actions = parser.add_subparsers(dest="users_command", required=True, metavar="ACTION")
+    create = actions.add_parser("create", help="create a user")
+    add_database_options(create)
+    create.add_argument("--email", required=True, help="the user's email (unique, any case)")
+    _password_option(create)
+    create.add_argument("--displayname", default="", help="the name shown for the user")
+    create.add_argument("--image", default="", metavar="URL", help="the user's picture")
+    create.set_defaults(handler=create_user)
+
+    listing = actions.add_parser("list", help="list the users (never their passwords)")
+    add_database_options(listing)
+    listing.add_argument("--json", action="store_true", help="JSON lines instead of a table")
+    listing.set_defaults(handler=list_users)
+
+    delete = actions.add_parser("delete", help="delete a user; its tokens stop working")
+    add_database_options(delete)
+    delete.add_argument("--email", required=True)
+    delete.set_defaults(handler=delete_user)
+
+    password = actions.add_parser("set-password", help="give a user a new password")
+    add_database_options(password)
+    password.add_argument("--email", required=True)
+    _password_option(password)
+    password.set_defaults(handler=set_password)
+
+
+def _password_option(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--password", help=f"the password (at least 8 characters); else "
+                        f"${PASSWORD_VARIABLE}, else asked for on the terminal")
+
+
+def _password(args: argparse.Namespace) -> str:
+    given: str | None = args.password or os.environ.get(PASSWORD_VARIABLE)
+    return given if given is not None else getpass.getpass("password: ")
+
+
+def create_user(args: argparse.Namespace) -> int:
+    """``users create``."""
+    deployment, entry = database_of(args)
+    password = _password(args)
+
+    async def create(db: Database) -> int:
+        user = await auth.create_user(db, args.email, password,
+                                      displayname=args.displayname, image=args.image)
+        say(f"created user {user.email} in database {entry.name!r}")
+        return 0
+
+    return with_database(entry, deployment, create)
+
+
+def list_users(args: argparse.Namespace) -> int:
+    """``users list``: a table, or JSON lines with ``--json``."""
+    deployment, entry = database_of(args)
+
+    async def listing(db: Database) -> int:
+        found = await auth.list_users(db)
+        if args.json:
+            for user in found:
+                print(msgspec.json.encode(user).decode())
+            return 0
+        print_table([("EMAIL", "DISPLAY NAME", "CREATED")]
+                    + [(u.email, u.displayname, u.created) for u in found])
+        return 0
+
+    return with_database(entry, deployment, listing)
+
+
+def delete_user(args: argparse.Namespace) -> int:
+    """``users delete``."""
+    deployment, entry = database_of(args)
+
+    async def delete(db: Database) -> int:
+        user = await auth.delete_user(db, args.email)
+        say(f"deleted user {user.email} of database {entry.name!r}")
+        return 0
+
+    return with_database(entry, deployment, delete)
+
+
+def set_password(args: argparse.Namespace) -> int:
+    """``users set-password``."""
+    deployment, entry = database_of(args)
+    password = _password(args)
+
+    async def change(db: Database) -> int:
+        user = await auth.set_password(db, args.email, password)
+        say(f"changed the password of {user.email} in database {entry.name!r}")
+        return 0
+
+    return with_database(entry, deployment, change)
