@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import functools
 import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -123,6 +124,27 @@ def with_database(entry: DatabaseEntry, deployment: Deployment,
             return await action(db)
 
     return asyncio.run(go())
+
+
+DatabaseAction = Callable[[argparse.Namespace, Database, DatabaseEntry], Awaitable[int]]
+"""An action on the database ``--db`` names: ``async def action(args, db, entry)``."""
+
+
+def on_database(
+    action: DatabaseAction, *, check: Callable[[argparse.Namespace], None] | None = None
+) -> Callable[[argparse.Namespace], int]:
+    """Make ``action`` a command handler that opens the database of ``--db`` around it.
+
+    ``check`` runs first, before any database is looked for (usage errors).
+    """
+    @functools.wraps(action)
+    def handler(args: argparse.Namespace) -> int:
+        if check is not None:
+            check(args)
+        deployment, entry = database_of(args)
+        return with_database(entry, deployment, lambda db: action(args, db, entry))
+
+    return handler
 
 
 def redact(url: str) -> str:

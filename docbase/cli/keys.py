@@ -7,14 +7,8 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import (
-    UsageError,
-    add_action,
-    database_of,
-    print_table,
-    say,
-    with_database,
-)
+from docbase.cli.common import UsageError, add_action, on_database, print_table, say
+from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
 
@@ -44,24 +38,25 @@ def register(commands: Any) -> None:
     revoke.add_argument("key", metavar="KEY", help="the key, its id, or a unique prefix")
 
 
-def create_key(args: argparse.Namespace) -> int:
-    """``keys create``: print the new key alone on stdout."""
+def _check_scopes(args: argparse.Namespace) -> None:
     if args.full and (args.path or args.method):
         raise UsageError("--full cannot be combined with --path or --method")
-    deployment, entry = database_of(args)
 
-    async def create(db: Database) -> int:
-        raw, key = await auth.create_key(
-            db, full_access=True if args.full else None, paths=args.path,
-            methods=args.method, origins=args.origin, expires=args.expires,
-            description=args.description,
-        )
-        print(raw, flush=True)
-        kind = "full-access" if key.full_access else "scoped"
-        say(f"created {kind} key {key.id} in database {entry.name!r}")
-        return 0
 
-    return with_database(entry, deployment, create)
+async def _create_key(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    raw, key = await auth.create_key(
+        db, full_access=True if args.full else None, paths=args.path,
+        methods=args.method, origins=args.origin, expires=args.expires,
+        description=args.description,
+    )
+    print(raw, flush=True)
+    kind = "full-access" if key.full_access else "scoped"
+    say(f"created {kind} key {key.id} in database {entry.name!r}")
+    return 0
+
+
+create_key = on_database(_create_key, check=_check_scopes)
+"""``keys create``: print the new key alone on stdout."""
 
 
 def _status(key: auth.ApiKey) -> str:
@@ -70,37 +65,28 @@ def _status(key: auth.ApiKey) -> str:
     return "expired" if key.is_expired() else "active"
 
 
-def list_keys(args: argparse.Namespace) -> int:
+@on_database
+async def list_keys(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``keys list``: a table, or JSON lines with ``--json``; never a key's value."""
-    deployment, entry = database_of(args)
-
-    async def listing(db: Database) -> int:
-        found = await auth.list_keys(db)
-        if args.json:
-            for key in found:
-                row = msgspec.to_builtins(key) | {"status": _status(key)}
-                print(msgspec.json.encode(row).decode())
-            return 0
-        rows = [("ID", "PREFIX", "STATUS", "ACCESS", "EXPIRES", "LAST USED", "DESCRIPTION")]
+    found = await auth.list_keys(db)
+    if args.json:
         for key in found:
-            access = "full" if key.full_access else " ".join(
-                [*key.methods, *key.paths] + [f"origin={o}" for o in key.origins])
-            rows.append((key.id, key.prefix + "…", _status(key), access or "-",
-                         key.expires or "-", key.last_used or "-", key.description))
-        print_table(rows)
+            row = msgspec.to_builtins(key) | {"status": _status(key)}
+            print(msgspec.json.encode(row).decode())
         return 0
+    rows = [("ID", "PREFIX", "STATUS", "ACCESS", "EXPIRES", "LAST USED", "DESCRIPTION")]
+    for key in found:
+        access = "full" if key.full_access else " ".join(
+            [*key.methods, *key.paths] + [f"origin={o}" for o in key.origins])
+        rows.append((key.id, key.prefix + "…", _status(key), access or "-",
+                     key.expires or "-", key.last_used or "-", key.description))
+    print_table(rows)
+    return 0
 
-    return with_database(entry, deployment, listing)
 
-
-def revoke_key(args: argparse.Namespace) -> int:
+@on_database
+async def revoke_key(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``keys revoke KEY``."""
-    deployment, entry = database_of(args)
-
-    async def revoke(db: Database) -> int:
-        key = await auth.revoke_key(db, args.key)
-        say(f"revoked key {key.id} ({key.prefix}…) of database {entry.name!r} "
-            f"at {key.revoked}")
-        return 0
-
-    return with_database(entry, deployment, revoke)
+    key = await auth.revoke_key(db, args.key)
+    say(f"revoked key {key.id} ({key.prefix}…) of database {entry.name!r} at {key.revoked}")
+    return 0

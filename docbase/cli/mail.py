@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from docbase.cli.common import add_database_options, database_of, say, with_database
+from docbase.cli.common import add_database_options, on_database, say
+from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.mail import Status
 
@@ -32,24 +33,20 @@ def register(commands: Any) -> None:
     retry.set_defaults(handler=retry_failed)
 
 
-def retry_failed(args: argparse.Namespace) -> int:
+@on_database
+async def retry_failed(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``mail retry [--queued] [--sending]``."""
-    deployment, entry = database_of(args)
     statuses = [Status.FAILED]
     if args.queued:
         statuses.append(Status.QUEUED)
     if args.sending:
         statuses.append(Status.SENDING)
-
-    async def retry(db: Database) -> int:
-        outcomes = await db.mail.retry(statuses)
-        for outcome in outcomes:
-            print("\t".join(part for part in (outcome.email_outbound_id, outcome.status,
-                                              outcome.error) if part))
-        failed = sum(o.status == Status.FAILED for o in outcomes)
-        sent = sum(o.status == Status.SENT for o in outcomes)
-        say(f"database {entry.name!r}: {len(outcomes)} message(s) retried, {sent} sent, "
-            f"{failed} failed")
-        return 1 if failed else 0
-
-    return with_database(entry, deployment, retry)
+    outcomes = await db.mail.retry(statuses)
+    for outcome in outcomes:
+        print("\t".join(part for part in (outcome.email_outbound_id, outcome.status,
+                                          outcome.error) if part))
+    failed = sum(o.status == Status.FAILED for o in outcomes)
+    sent = sum(o.status == Status.SENT for o in outcomes)
+    say(f"database {entry.name!r}: {len(outcomes)} message(s) retried, {sent} sent, "
+        f"{failed} failed")
+    return 1 if failed else 0

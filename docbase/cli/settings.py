@@ -15,7 +15,8 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import UsageError, add_action, database_of, say, with_database
+from docbase.cli.common import UsageError, add_action, on_database, say
+from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 
 SHOWN = frozenset({
@@ -50,43 +51,39 @@ def parse_value(text: str) -> Any:
         return text
 
 
-def _store(args: argparse.Namespace, path: str, value: Any) -> int:
-    deployment, entry = database_of(args)
-
-    async def store(db: Database) -> int:
-        await db.settings.set(path, value)
-        say(f"set {path} of database {entry.name!r}")
-        return 0
-
-    return with_database(entry, deployment, store)
+async def _store(entry: DatabaseEntry, db: Database, path: str, value: Any) -> int:
+    await db.settings.set(path, value)
+    say(f"set {path} of database {entry.name!r}")
+    return 0
 
 
-def set_value(args: argparse.Namespace) -> int:
+@on_database
+async def set_value(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``settings set PATH VALUE``."""
-    return _store(args, args.path, parse_value(args.value))
+    return await _store(entry, db, args.path, parse_value(args.value))
 
 
-def set_file(args: argparse.Namespace) -> int:
-    """``settings set-file PATH FILE``."""
+def _file_text(path: str) -> str:
     try:
-        text = Path(args.file).read_text(encoding="utf-8")
+        return Path(path).read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise UsageError(f"cannot read {args.file}: {exc}") from None
-    return _store(args, args.path, text)
+        raise UsageError(f"cannot read {path}: {exc}") from None
 
 
-def unset_value(args: argparse.Namespace) -> int:
+@on_database
+async def set_file(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    """``settings set-file PATH FILE``."""
+    return await _store(entry, db, args.path, _file_text(args.file))
+
+
+@on_database
+async def unset_value(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``settings unset PATH``: exit status 1 when nothing was set there."""
-    deployment, entry = database_of(args)
-
-    async def unset(db: Database) -> int:
-        if await db.settings.unset(args.path):
-            say(f"removed {args.path} of database {entry.name!r}")
-            return 0
-        say(f"error: no setting {args.path} in database {entry.name!r}")
-        return 1
-
-    return with_database(entry, deployment, unset)
+    if await db.settings.unset(args.path):
+        say(f"removed {args.path} of database {entry.name!r}")
+        return 0
+    say(f"error: no setting {args.path} in database {entry.name!r}")
+    return 1
 
 
 def _leaves(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
@@ -98,14 +95,10 @@ def _leaves(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]
             yield path, value
 
 
-def list_settings(args: argparse.Namespace) -> int:
+@on_database
+async def list_settings(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``settings list``: ``path = value`` lines, secrets as ``***``."""
-    deployment, entry = database_of(args)
-
-    async def listing(db: Database) -> int:
-        for path, value in sorted(_leaves(await db.settings.tree())):
-            shown = msgspec.json.encode(value).decode() if path in SHOWN else "***"
-            print(f"{path} = {shown}")
-        return 0
-
-    return with_database(entry, deployment, listing)
+    for path, value in sorted(_leaves(await db.settings.tree())):
+        shown = msgspec.json.encode(value).decode() if path in SHOWN else "***"
+        print(f"{path} = {shown}")
+    return 0

@@ -9,7 +9,8 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import add_database_options, database_of, print_table, say, with_database
+from docbase.cli.common import add_database_options, on_database, print_table, say
+from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
 
@@ -56,57 +57,39 @@ def _password(args: argparse.Namespace) -> str:
     return given if given is not None else getpass.getpass("password: ")
 
 
-def create_user(args: argparse.Namespace) -> int:
+@on_database
+async def create_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users create``."""
-    deployment, entry = database_of(args)
-    password = _password(args)
-
-    async def create(db: Database) -> int:
-        user = await auth.create_user(db, args.email, password,
-                                      displayname=args.displayname, image=args.image)
-        say(f"created user {user.email} in database {entry.name!r}")
-        return 0
-
-    return with_database(entry, deployment, create)
+    user = await auth.create_user(db, args.email, _password(args),
+                                  displayname=args.displayname, image=args.image)
+    say(f"created user {user.email} in database {entry.name!r}")
+    return 0
 
 
-def list_users(args: argparse.Namespace) -> int:
+@on_database
+async def list_users(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users list``: a table, or JSON lines with ``--json``."""
-    deployment, entry = database_of(args)
-
-    async def listing(db: Database) -> int:
-        found = await auth.list_users(db)
-        if args.json:
-            for user in found:
-                print(msgspec.json.encode(user).decode())
-            return 0
-        print_table([("EMAIL", "DISPLAY NAME", "CREATED")]
-                    + [(u.email, u.displayname, u.created) for u in found])
+    found = await auth.list_users(db)
+    if args.json:
+        for user in found:
+            print(msgspec.json.encode(user).decode())
         return 0
+    print_table([("EMAIL", "DISPLAY NAME", "CREATED")]
+                + [(u.email, u.displayname, u.created) for u in found])
+    return 0
 
-    return with_database(entry, deployment, listing)
 
-
-def delete_user(args: argparse.Namespace) -> int:
+@on_database
+async def delete_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users delete``."""
-    deployment, entry = database_of(args)
-
-    async def delete(db: Database) -> int:
-        user = await auth.delete_user(db, args.email)
-        say(f"deleted user {user.email} of database {entry.name!r}")
-        return 0
-
-    return with_database(entry, deployment, delete)
+    user = await auth.delete_user(db, args.email)
+    say(f"deleted user {user.email} of database {entry.name!r}")
+    return 0
 
 
-def set_password(args: argparse.Namespace) -> int:
+@on_database
+async def set_password(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users set-password``."""
-    deployment, entry = database_of(args)
-    password = _password(args)
-
-    async def change(db: Database) -> int:
-        user = await auth.set_password(db, args.email, password)
-        say(f"changed the password of {user.email} in database {entry.name!r}")
-        return 0
-
-    return with_database(entry, deployment, change)
+    user = await auth.set_password(db, args.email, _password(args))
+    say(f"changed the password of {user.email} in database {entry.name!r}")
+    return 0
