@@ -13,14 +13,18 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
+
+import msgspec
 
 from docbase.bootstrap import open_database
 from docbase.config import PRIMARY, DatabaseEntry, Deployment, add_options, load_config, resolve
 from docbase.config.sources import OptionContainer
 from docbase.core.database import Database
 from docbase.core.registry import scheme_of
+
+T = TypeVar("T")
 
 
 class UsageError(Exception):
@@ -154,6 +158,23 @@ def redact(url: str) -> str:
         return url
     netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
     return urlunsplit(parts._replace(netloc=netloc))
+
+
+def print_records(
+    records: Sequence[T],
+    *,
+    as_json: bool,
+    json_row: Callable[[T], Any],
+    header: Sequence[str],
+    table_row: Callable[[T], Sequence[str]],
+) -> int:
+    """Print a listing as JSON lines (``--json``) or as a table; return exit status 0."""
+    if as_json:
+        for record in records:
+            print(msgspec.json.encode(json_row(record)).decode())
+    else:
+        print_table([header, *(table_row(record) for record in records)])
+    return 0
 
 
 def print_table(rows: Sequence[Sequence[str]]) -> None:

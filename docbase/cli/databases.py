@@ -5,15 +5,13 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-import msgspec
-
 from docbase.bootstrap import ensure_admin_key
 from docbase.cli.common import (
     DEPLOYMENT_SETTINGS,
     add_action,
     add_deployment_options,
     deployment_from,
-    print_table,
+    print_records,
     redact,
     say,
     with_database,
@@ -79,14 +77,10 @@ def create_database(args: argparse.Namespace) -> int:
 def list_databases(args: argparse.Namespace) -> int:
     """``db list``: a table, or JSON lines with ``--json``; passwords hidden."""
     deployment = deployment_from(args, storage=args.storage)
-    databases = deployment.all_databases()
-    if args.json:
-        for entry in databases:
-            print(msgspec.json.encode({"name": entry.name,
-                                       "storage": redact(entry.storage)}).decode())
-        return 0
-    print_table([("NAME", "STORAGE", "BASE URL")] + [
-        (e.name, redact(e.storage), "/" if e.name == PRIMARY else f"/db/{e.name}")
-        for e in databases
-    ])
-    return 0
+    return print_records(
+        deployment.all_databases(), as_json=args.json,
+        json_row=lambda e: {"name": e.name, "storage": redact(e.storage)},
+        header=("NAME", "STORAGE", "BASE URL"),
+        table_row=lambda e: (e.name, redact(e.storage),
+                             "/" if e.name == PRIMARY else f"/db/{e.name}"),
+    )

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import UsageError, add_action, on_database, print_table, say
+from docbase.cli.common import UsageError, add_action, on_database, print_records, say
 from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
@@ -68,20 +68,19 @@ def _status(key: auth.ApiKey) -> str:
 @on_database
 async def list_keys(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``keys list``: a table, or JSON lines with ``--json``; never a key's value."""
-    found = await auth.list_keys(db)
-    if args.json:
-        for key in found:
-            row = msgspec.to_builtins(key) | {"status": _status(key)}
-            print(msgspec.json.encode(row).decode())
-        return 0
-    rows = [("ID", "PREFIX", "STATUS", "ACCESS", "EXPIRES", "LAST USED", "DESCRIPTION")]
-    for key in found:
-        access = "full" if key.full_access else " ".join(
-            [*key.methods, *key.paths] + [f"origin={o}" for o in key.origins])
-        rows.append((key.id, key.prefix + "…", _status(key), access or "-",
-                     key.expires or "-", key.last_used or "-", key.description))
-    print_table(rows)
-    return 0
+    return print_records(
+        await auth.list_keys(db), as_json=args.json,
+        json_row=lambda key: msgspec.to_builtins(key) | {"status": _status(key)},
+        header=("ID", "PREFIX", "STATUS", "ACCESS", "EXPIRES", "LAST USED", "DESCRIPTION"),
+        table_row=lambda key: (key.id, key.prefix + "…", _status(key), _access(key),
+                               key.expires or "-", key.last_used or "-", key.description),
+    )
+
+
+def _access(key: auth.ApiKey) -> str:
+    if key.full_access:
+        return "full"
+    return " ".join([*key.methods, *key.paths] + [f"origin={o}" for o in key.origins]) or "-"
 
 
 @on_database

@@ -7,9 +7,7 @@ import getpass
 import os
 from typing import Any
 
-import msgspec
-
-from docbase.cli.common import add_database_options, on_database, print_table, say
+from docbase.cli.common import add_database_options, on_database, print_records, say
 from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
@@ -69,14 +67,11 @@ async def create_user(args: argparse.Namespace, db: Database, entry: DatabaseEnt
 @on_database
 async def list_users(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users list``: a table, or JSON lines with ``--json``."""
-    found = await auth.list_users(db)
-    if args.json:
-        for user in found:
-            print(msgspec.json.encode(user).decode())
-        return 0
-    print_table([("EMAIL", "DISPLAY NAME", "CREATED")]
-                + [(u.email, u.displayname, u.created) for u in found])
-    return 0
+    return print_records(
+        await auth.list_users(db), as_json=args.json, json_row=lambda user: user,
+        header=("EMAIL", "DISPLAY NAME", "CREATED"),
+        table_row=lambda u: (u.email, u.displayname, u.created),
+    )
 
 
 @on_database
