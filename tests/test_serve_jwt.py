@@ -82,4 +82,4 @@ def test_logout_is_refused_by_a_second_server_within_one_second(
         delay = time.monotonic() - logged_out
         assert status == 401
         print(f"logout honoured by the second server after {delay:.3f} s")
-        assert delay < 1.1  # one cache lifetime, plus one request's time
+        assert delay < 1.0  # the promise; the cache is re-read every 0.5 s
