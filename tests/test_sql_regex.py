@@ -12,9 +12,10 @@ from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docbase.adapters.sql import create_engine
-from docbase.adapters.sql.pg_regex import python_flags, translate
+from docbase.adapters.sql.pg_regex import translate
 from docbase.core.errors import InvalidQuery
 from docbase.core.query import parse_filter
+from docbase.core.query.regex import regex_flags
 from tests.backends import IN_CI, postgresql_schema
 
 PROPERTY = settings(max_examples=500 if IN_CI else 150, deadline=None,
@@ -77,7 +78,7 @@ async def test_translated_pattern_matches_like_python(postgresql: AsyncEngine, p
                                                       options: str, texts: list[str]) -> None:
     try:
         parse_filter({"f": {"$regex": pattern, "$options": options}})
-        compiled = re.compile(pattern, python_flags(options))
+        compiled = re.compile(pattern, regex_flags(options))
     except (InvalidQuery, re.error):  # the core compiles without the options (x matters)
         assume(False)
     expected = [compiled.search(text) is not None for text in texts]

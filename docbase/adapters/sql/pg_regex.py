@@ -20,12 +20,12 @@ import re
 from typing import Any, Final
 
 from docbase.core.errors import InvalidQuery
+from docbase.core.query.regex import regex_flags
 
 _parser: Any = importlib.import_module("re._parser")
 _compiler: Any = importlib.import_module("re._compiler")
 _constants: Any = importlib.import_module("re._constants")
 
-_FLAGS: Final = {"i": re.IGNORECASE, "m": re.MULTILINE, "s": re.DOTALL, "x": re.VERBOSE}
 _DUPMAX: Final = 255  # PostgreSQL's largest repetition count
 _VALID: Final = ((0x1, 0xD7FF), (0xE000, 0x10FFFF))  # no NUL or surrogate is ever stored
 _NEVER: Final = "(?=a)b"
@@ -37,14 +37,6 @@ def _every_code_point() -> str:
     return "".join(map(chr, range(0x110000)))
 
 
-def python_flags(options: str) -> int:
-    """Return the :mod:`re` flags for ``$options`` letters."""
-    flags = 0
-    for letter in options:
-        flags |= _FLAGS[letter]
-    return flags
-
-
 @functools.lru_cache(maxsize=1024)
 def translate(pattern: str, options: str = "") -> str:
     """Return a PostgreSQL ARE that finds a match exactly where Python's ``re`` does.
@@ -54,7 +46,7 @@ def translate(pattern: str, options: str = "") -> str:
 
     """
     try:
-        tree = _parser.parse(pattern, python_flags(options))
+        tree = _parser.parse(pattern, int(regex_flags(options)))
     except re.error as exc:
         raise InvalidQuery(f"$regex {pattern!r} is not a valid pattern: {exc}") from exc
     return "***:" + _Translator(pattern).sequence(tree, tree.state.flags)
