@@ -35,6 +35,7 @@ from sqlalchemy.util import greenlet_spawn
 from docbase.adapters.sql import schema, sqlite_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
+from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
@@ -106,8 +107,12 @@ class SqlBackend:
         self._ready = False
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
+        self._loop_reader: LoopReader | None = None
         if self.dialect.name == "sqlite":
             _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
+            path = sync_engine.url.database
+            if not isinstance(engine, AsyncEngine) and self._serial is None and path:
+                self._loop_reader = LoopReader(path)
         else:
             _prepare_postgresql(sync_engine)
 
@@ -133,6 +138,8 @@ class SqlBackend:
         if self._threads is not None:
             self._threads.shutdown(wait=False)
             self._threads = None
+        if self._loop_reader is not None:
+            self._loop_reader.close()
         self.engine.dispose()
 
     async def run(self, work: Work[T], *, write: bool) -> T:
@@ -147,6 +154,21 @@ class SqlBackend:
         except MissingTable:
             self._tables.clear()
         return await self._run(work, write=write)
+
+    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """Look ``document_id`` up on this thread if that costs no waiting (SQLite files).
+
+        Returns its body row (``[]``: no such document), or ``None`` when the lookup has to
+        run the usual way: not a SQLite file, layout not yet checked, collection number not
+        cached, or SQLite cannot answer at once (see :mod:`.loop_reads`).
+        """
+        reader = self._loop_reader
+        if reader is None or not self._ready:
+            return UNANSWERED
+        number = self._tables.get(collection)
+        if number is None:
+            return UNANSWERED
+        return reader.body(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:
         async with self._turn():

@@ -89,7 +89,11 @@ class SqlDocumentStore(AsyncResource):
                 return None
             return conn.execute(self._get_statement(number), {"id": document_id}).scalar()
 
-        body = await self.backend.run(work, write=False)
+        found = self.backend.read_body_now(collection, document_id)
+        if found is not None:  # answered on this thread: a lookup by key, no waiting
+            body = found[0][0] if found else None
+        else:
+            body = await self.backend.run(work, write=False)
         if body is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         document: Document = _decode(body)
