@@ -46,6 +46,7 @@ from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
 from docbase.http.app import create_app
+from docbase.http.coalescing import CoalescingHttpProtocol
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.tls import ensure_self_signed
 
@@ -324,7 +325,7 @@ def http_server(
         port=deployment.port,
         workers=deployment.workers,
         loop="uvloop",
-        http="httptools",
+        http=CoalescingHttpProtocol,  # httptools; a response's head and body in one send
         ws="none",
         lifespan="on",
         ssl_certfile=listener.certfile,
