@@ -35,6 +35,7 @@ from sqlalchemy.util import greenlet_spawn
 from docbase.adapters.sql import schema, sqlite_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
+from docbase.adapters.sql.group_commit import GroupCommitWriter
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
@@ -68,6 +69,11 @@ def _prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
         if options.get("docbase_read"):
             return  # each read statement is its own transaction
         connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get("docbase_write") else "BEGIN")
+
+
+def _begin_write(conn: sa.Connection) -> sa.RootTransaction:
+    """Begin a write transaction (on SQLite ``BEGIN IMMEDIATE``: the lock at once)."""
+    return conn.execution_options(docbase_write=True).begin()
 
 
 def _prepare_postgresql(engine: sa.Engine) -> None:
@@ -108,11 +114,13 @@ class SqlBackend:
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
         self._loop_reader: LoopReader | None = None
+        self._writer: GroupCommitWriter | None = None
         if self.dialect.name == "sqlite":
             _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
+                self._writer = GroupCommitWriter(engine, _begin_write)
         else:
             _prepare_postgresql(sync_engine)
 
@@ -140,6 +148,8 @@ class SqlBackend:
             self._threads = None
         if self._loop_reader is not None:
             self._loop_reader.close()
+        if self._writer is not None:
+            self._writer.close()
         self.engine.dispose()
 
     async def run(self, work: Work[T], *, write: bool) -> T:
@@ -173,6 +183,8 @@ class SqlBackend:
     async def _run(self, work: Work[T], *, write: bool) -> T:
         async with self._turn():
             with translate_errors():
+                if write and self._writer is not None:
+                    return await self._writer.write(work)
                 if isinstance(self.engine, AsyncEngine):
                     # checkout, work and return in one greenlet, not one per step
                     return await greenlet_spawn(
@@ -186,7 +198,7 @@ class SqlBackend:
         with engine.connect() as conn:
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
-            with conn.execution_options(docbase_write=True).begin():
+            with _begin_write(conn):
                 return work(conn)
 
     @contextlib.asynccontextmanager
