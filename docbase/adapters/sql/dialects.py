@@ -107,8 +107,8 @@ class Dialect(abc.ABC):
         """Return the bind parameter of the ``search`` column (a JSON array as text)."""
 
     @abc.abstractmethod
-    def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
-        """Build one INSERT of many rows, with few parameters (fast for big batches)."""
+    def insert(self, conn: sa.Connection, table: sa.TableClause, rows: Sequence[Row]) -> None:
+        """Insert many rows, fast for one row and for big batches alike."""
 
     @abc.abstractmethod
     def float_sum(self, number: Expr) -> Expr:

@@ -77,7 +77,7 @@ class SqlDocumentStore(AsyncResource):
             table = self.backend.table(conn, collection, create=True)
             assert table is not None
             for start in range(0, len(rows), _BATCH):
-                conn.execute(self.dialect.insert_rows(table, rows[start:start + _BATCH]))
+                self.dialect.insert(conn, table, rows[start:start + _BATCH])
 
         await self.backend.run(work, write=True)
 
