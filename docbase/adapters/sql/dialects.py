@@ -118,6 +118,14 @@ class Dialect(abc.ABC):
     def float_total(self, aggregated: Any) -> float:
         """The correctly rounded sum (``math.fsum``) of what :meth:`float_sum` returned."""
 
+    def without_fields(self, body: Expr, fields: Sequence[str]) -> Expr | None:
+        """Return the stored JSON text without these top-level fields.
+
+        The rest of the text is unchanged (key order, number spelling); ``None`` when
+        the database cannot do that.
+        """
+        return None
+
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
         """Return keys ``(low, high)``: a key of class ``cls`` is ``>= low``, ``< high``."""
         return RANKS[cls], chr(ord(RANKS[cls]) + 1)

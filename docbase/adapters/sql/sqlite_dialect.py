@@ -125,6 +125,11 @@ class SqliteDialect(Dialect):
         return body
 
     @override
+    def without_fields(self, body: Expr, fields: Sequence[str]) -> Expr | None:
+        # JSON1 writes numbers and strings back as they were spelt (tests/test_sql_encoded.py)
+        return sa.func.json_remove(body, *(f'$."{name}"' for name in fields))
+
+    @override
     def unique_key(self, value: JsonValue) -> Expr:
         return value.key()
 

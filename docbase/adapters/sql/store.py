@@ -109,12 +109,38 @@ class SqlDocumentStore(AsyncResource):
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Filter, sort and page in SQL; project the returned page."""
+        bodies = await self._find_bodies(collection, query, ())
+        documents = [_decode(body) for body in bodies]
+        if query.projection is None:
+            return documents
+        return [projection.project(document, query.projection) for document in documents]
+
+    async def find_encoded(
+        self, collection: str, query: Query, *, hide: Sequence[str]
+    ) -> list[msgspec.Raw]:
+        """Return the found documents as JSON text, without the ``hide`` fields.
+
+        The stored text is sent as it is; the database drops the hidden fields where it
+        can (SQLite), else each document is decoded and encoded again here.
+        """
+        hidden = self.dialect.without_fields(sa.column("body"), hide) if hide else None
+        bodies = await self._find_bodies(collection, query, hide if hidden is not None else ())
+        if not hide or hidden is not None:
+            return [msgspec.Raw(body) for body in bodies]
+        dropped = frozenset(hide)
+        return [msgspec.Raw(_encode({k: v for k, v in _decode(body).items() if k not in dropped}))
+                for body in bodies]
+
+    async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
         def work(conn: sa.Connection) -> list[str]:
             table = self.backend.table(conn, collection)
             if table is None:
                 return []
+            body = self._body(table)
+            if hide:  # the dialect can: find_encoded asked
+                body = self.dialect.without_fields(body, hide)
             compiler = QueryCompiler(self.dialect, table)
-            statement = (sa.select(self._body(table)).where(compiler.where(query.filter))
+            statement = (sa.select(body).where(compiler.where(query.filter))
                          .order_by(*compiler.order_by(query.sort)))
             if query.skip:
                 statement = statement.offset(query.skip)
@@ -122,11 +148,7 @@ class SqlDocumentStore(AsyncResource):
                 statement = statement.limit(query.limit)
             return list(conn.execute(statement).scalars())
 
-        bodies = await self.backend.run(work, write=False)
-        documents = [_decode(body) for body in bodies]
-        if query.projection is None:
-            return documents
-        return [projection.project(document, query.projection) for document in documents]
+        return await self.backend.run(work, write=False)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents in SQL."""
