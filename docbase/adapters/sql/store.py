@@ -8,7 +8,7 @@ same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import msgspec
@@ -29,8 +29,10 @@ from docbase.core.update import Update
 from docbase.core.versioning import updated_document
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
+_CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
+_shape = msgspec.msgpack.Encoder().encode
 
 
 def _text(value: Any) -> str | None:
@@ -48,6 +50,7 @@ class SqlDocumentStore(AsyncResource):
         # per table number: SELECT body WHERE id = :id, built once so that a read skips
         # statement construction (tables are never renumbered, so this never goes stale)
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
+        self._find_statements: dict[Hashable, sa.Select[Any]] = {}
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
@@ -133,22 +136,37 @@ class SqlDocumentStore(AsyncResource):
 
     async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
         def work(conn: sa.Connection) -> list[str]:
-            table = self.backend.table(conn, collection)
-            if table is None:
+            number = self.backend.number(conn, collection)
+            if number is None:
                 return []
-            body = self._body(table)
-            if hide:  # the dialect can: find_encoded asked
-                body = self.dialect.without_fields(body, hide)
-            compiler = QueryCompiler(self.dialect, table)
-            statement = (sa.select(body).where(compiler.where(query.filter))
-                         .order_by(*compiler.order_by(query.sort)))
-            if query.skip:
-                statement = statement.offset(query.skip)
-            if query.limit is not None:
-                statement = statement.limit(query.limit)
-            return list(conn.execute(statement).scalars())
+            return list(conn.execute(self._find_statement(number, query, hide)).scalars())
 
         return await self.backend.run(work, write=False)
+
+    def _find_statement(self, number: int, query: Query, hide: Sequence[str]) -> sa.Select[Any]:
+        # built once per query shape and table: the same list read (a page of a listing)
+        # comes again and again, and building the statement cost more than running it
+        # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
+        # (equal, and equally hashed, as Python values)
+        key = (number, tuple(hide), _shape((query.filter, query.sort, query.skip, query.limit)))
+        statement = self._find_statements.get(key)
+        if statement is not None:
+            return statement
+        table = self.backend.table_clause(number)
+        body = self._body(table)
+        if hide:  # the dialect can: find_encoded asked
+            body = self.dialect.without_fields(body, hide)
+        compiler = QueryCompiler(self.dialect, table)
+        statement = (sa.select(body).where(compiler.where(query.filter))
+                     .order_by(*compiler.order_by(query.sort)))
+        if query.skip:
+            statement = statement.offset(query.skip)
+        if query.limit is not None:
+            statement = statement.limit(query.limit)
+        if len(self._find_statements) >= _CACHED_STATEMENTS:
+            self._find_statements.clear()
+        self._find_statements[key] = statement
+        return statement
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents in SQL."""
