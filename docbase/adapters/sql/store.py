@@ -51,6 +51,8 @@ class SqlDocumentStore(AsyncResource):
         # statement construction (tables are never renumbered, so this never goes stale)
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
         self._find_statements: dict[Hashable, sa.Select[Any]] = {}
+        self._drops_fields_in_sql = self.dialect.without_fields(
+            sa.column("body"), ("_version",)) is not None
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
@@ -126,9 +128,9 @@ class SqlDocumentStore(AsyncResource):
         The stored text is sent as it is; the database drops the hidden fields where it
         can (SQLite), else each document is decoded and encoded again here.
         """
-        hidden = self.dialect.without_fields(sa.column("body"), hide) if hide else None
-        bodies = await self._find_bodies(collection, query, hide if hidden is not None else ())
-        if not hide or hidden is not None:
+        in_sql = self._drops_fields_in_sql
+        bodies = await self._find_bodies(collection, query, hide if in_sql else ())
+        if not hide or in_sql:
             return [msgspec.Raw(body) for body in bodies]
         dropped = frozenset(hide)
         return [msgspec.Raw(_encode({k: v for k, v in _decode(body).items() if k not in dropped}))
