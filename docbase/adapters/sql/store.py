@@ -24,7 +24,7 @@ from docbase.core.documents import Document
 from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import updated_document
 
@@ -176,9 +176,10 @@ class SqlDocumentStore(AsyncResource):
             table = self.backend.table(conn, collection)
             if table is None:
                 return 0
-            where = QueryCompiler(self.dialect, table).where(filter)
-            found = conn.execute(sa.select(sa.func.count()).select_from(table).where(where))
-            return int(found.scalar_one())
+            statement = sa.select(sa.func.count()).select_from(table)
+            if filter != MATCH_ALL:  # without WHERE, SQLite counts a b-tree's entries
+                statement = statement.where(QueryCompiler(self.dialect, table).where(filter))
+            return int(conn.execute(statement).scalar_one())  # (5 against 250 us for 10k)
 
         return await self.backend.run(work, write=False)
 
