@@ -20,16 +20,12 @@ from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.query import Query
 from docbase.core.update import SetOp, Update
-
-
-def _doc(n: int, **fields: Any) -> dict[str, Any]:
-    return {"_id": f"{n:024x}", "_version": 0, "n": n, **fields}
+from tests.backends import numbered, sql_backend
 
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[SqlDocumentStore]:
-    opened, _blobs = from_url(f"sqlite:///{tmp_path}/writes.db")
-    async with opened:
+    async with sql_backend(f"sqlite:///{tmp_path}/writes.db") as (opened, _blobs):
         yield opened
 
 
@@ -54,26 +50,26 @@ async def _hold_writer(store: SqlDocumentStore, seconds: float) -> asyncio.Task[
 
 
 async def test_concurrent_writes_commit_in_fewer_transactions(store: SqlDocumentStore) -> None:
-    await store.insert("items", [_doc(0)])
+    await store.insert("items", [numbered(0)])
     commits = _count_commits(store)
     holding = await _hold_writer(store, 0.3)
-    await asyncio.gather(*(store.insert("items", [_doc(n)]) for n in range(1, 41)))
+    await asyncio.gather(*(store.insert("items", [numbered(n)]) for n in range(1, 41)))
     await holding
     assert commits[0] <= 3  # the held batch, then the 40 waiting ones (maybe in two)
     for n in range(41):
-        assert (await store.get("items", _doc(n)["_id"]))["n"] == n
+        assert (await store.get("items", numbered(n)["_id"]))["n"] == n
 
 
 async def test_a_failing_write_fails_alone_in_its_batch(store: SqlDocumentStore) -> None:
-    await store.insert("items", [_doc(1)])
+    await store.insert("items", [numbered(1)])
     commits = _count_commits(store)
     holding = await _hold_writer(store, 0.3)
     results = await asyncio.gather(
-        store.insert("items", [_doc(2)]),
-        store.insert("items", [_doc(3), _doc(1)]),  # _doc(1) exists: all of it fails
-        store.update("items", _doc(9)["_id"], Update((SetOp(("x",), 1),)), stamp={}),
-        store.update("items", _doc(1)["_id"], Update((SetOp(("x",), 1),)), stamp={}),
-        store.insert("items", [_doc(4)]),
+        store.insert("items", [numbered(2)]),
+        store.insert("items", [numbered(3), numbered(1)]),  # numbered(1) exists: all of it fails
+        store.update("items", numbered(9)["_id"], Update((SetOp(("x",), 1),)), stamp={}),
+        store.update("items", numbered(1)["_id"], Update((SetOp(("x",), 1),)), stamp={}),
+        store.insert("items", [numbered(4)]),
         return_exceptions=True,
     )
     await holding
@@ -84,10 +80,10 @@ async def test_a_failing_write_fails_alone_in_its_batch(store: SqlDocumentStore)
     assert results[3]["x"] == 1
     assert results[4] is None
     for n in (1, 2, 4):
-        assert (await store.get("items", _doc(n)["_id"]))["n"] == n
+        assert (await store.get("items", numbered(n)["_id"]))["n"] == n
     with pytest.raises(NotFound):
-        await store.get("items", _doc(3)["_id"])
-    assert (await store.get("items", _doc(1)["_id"]))["_version"] == 1
+        await store.get("items", numbered(3)["_id"])
+    assert (await store.get("items", numbered(1)["_id"]))["_version"] == 1
 
 
 WRITER = textwrap.dedent("""

@@ -12,16 +12,12 @@ import pytest
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.core.errors import NotFound
-
-
-def _doc(n: int, **fields: Any) -> dict[str, Any]:
-    return {"_id": f"{n:024x}", "_version": 0, "n": n, **fields}
+from tests.backends import numbered, sql_backend
 
 
 @pytest.fixture
 async def store(tmp_path: Path) -> AsyncIterator[SqlDocumentStore]:
-    opened, _blobs = from_url(f"sqlite:///{tmp_path}/loop.db")
-    async with opened:
+    async with sql_backend(f"sqlite:///{tmp_path}/loop.db") as (opened, _blobs):
         yield opened
 
 
@@ -43,41 +39,41 @@ def _no_worker_threads(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch)
 async def test_get_by_id_is_answered_on_the_loop_thread(
     store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.insert("items", [_doc(1), _doc(2, name="two")])
-    await store.get("items", _doc(1)["_id"])  # the collection's table number is now known
+    await store.insert("items", [numbered(1), numbered(2, name="two")])
+    await store.get("items", numbered(1)["_id"])  # the collection's table number is now known
     _no_worker_threads(store, monkeypatch)
-    assert await store.get("items", _doc(2)["_id"]) == _doc(2, name="two")
+    assert await store.get("items", numbered(2)["_id"]) == numbered(2, name="two")
     with pytest.raises(NotFound):
-        await store.get("items", _doc(3)["_id"])
+        await store.get("items", numbered(3)["_id"])
 
 
 async def test_unknown_collection_goes_the_usual_way(store: SqlDocumentStore) -> None:
-    assert store.backend.read_body_now("nothing", _doc(1)["_id"]) is None
+    assert store.backend.read_body_now("nothing", numbered(1)["_id"]) is None
     with pytest.raises(NotFound):
-        await store.get("nothing", _doc(1)["_id"])
+        await store.get("nothing", numbered(1)["_id"])
 
 
 async def test_writes_of_another_store_are_read_at_once(
     store: SqlDocumentStore, other: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.insert("items", [_doc(1)])
-    await store.get("items", _doc(1)["_id"])
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
     _no_worker_threads(store, monkeypatch)
-    await other.insert("items", [_doc(2)])
-    assert (await store.get("items", _doc(2)["_id"]))["n"] == 2
-    await other.delete("items", [_doc(1)["_id"]])
+    await other.insert("items", [numbered(2)])
+    assert (await store.get("items", numbered(2)["_id"]))["n"] == 2
+    await other.delete("items", [numbered(1)["_id"]])
     with pytest.raises(NotFound):
-        await store.get("items", _doc(1)["_id"])
+        await store.get("items", numbered(1)["_id"])
 
 
 async def test_collection_recreated_by_another_store_reads_the_new_table(
     store: SqlDocumentStore, other: SqlDocumentStore
 ) -> None:
-    await store.insert("items", [_doc(1, v="old")])
-    assert (await store.get("items", _doc(1)["_id"]))["v"] == "old"
+    await store.insert("items", [numbered(1, v="old")])
+    assert (await store.get("items", numbered(1)["_id"]))["v"] == "old"
     await other.drop("items")
-    await other.insert("items", [_doc(1, v="new")])
-    assert (await store.get("items", _doc(1)["_id"]))["v"] == "new"
+    await other.insert("items", [numbered(1, v="new")])
+    assert (await store.get("items", numbered(1)["_id"]))["v"] == "new"
 
 
 class _Busy:
@@ -90,22 +86,22 @@ class _Busy:
 async def test_a_lookup_that_would_wait_goes_to_a_worker_thread(
     store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.insert("items", [_doc(1)])
-    await store.get("items", _doc(1)["_id"])
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
     reader = store.backend._loop_reader
     assert reader is not None
     monkeypatch.setattr(reader, "_connection", _Busy())
-    assert store.backend.read_body_now("items", _doc(1)["_id"]) is None
-    assert (await store.get("items", _doc(1)["_id"]))["n"] == 1
+    assert store.backend.read_body_now("items", numbered(1)["_id"]) is None
+    assert (await store.get("items", numbered(1)["_id"]))["n"] == 1
 
 
 async def test_another_thread_reads_the_usual_way(store: SqlDocumentStore) -> None:
-    await store.insert("items", [_doc(1)])
-    await store.get("items", _doc(1)["_id"])
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
     answers: list[Any] = []
     thread = threading.Thread(
-        target=lambda: answers.append(store.backend.read_body_now("items", _doc(1)["_id"])))
+        target=lambda: answers.append(store.backend.read_body_now("items", numbered(1)["_id"])))
     thread.start()
     thread.join()
     assert answers == [None]
-    assert store.backend.read_body_now("items", _doc(1)["_id"]) is not None
+    assert store.backend.read_body_now("items", numbered(1)["_id"]) is not None
