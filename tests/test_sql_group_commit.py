@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,7 @@ import pytest
 import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
+from docbase.adapters.sql.group_commit import take_write_lock
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.query import Query
 from docbase.core.update import SetOp, Update
@@ -128,3 +130,35 @@ def test_acknowledged_writes_survive_kill_9(tmp_path: Path) -> None:
             return {d["n"] for d in await reopened.find("items", Query(limit=None))}
 
     assert set(acknowledged) <= asyncio.run(stored())
+
+
+async def test_a_batch_waits_for_another_process_holding_the_lock(
+    store: SqlDocumentStore, tmp_path: Path
+) -> None:
+    await store.insert("items", [numbered(1)])
+    other = sqlite3.connect(tmp_path / "writes.db", isolation_level=None)
+    other.execute("BEGIN IMMEDIATE")  # another process's batch
+    inserting = asyncio.create_task(store.insert("items", [numbered(2)]))
+    await asyncio.sleep(0.3)
+    assert not inserting.done()
+    other.execute("COMMIT")
+    other.close()
+    await asyncio.wait_for(inserting, 30)
+    assert (await store.get("items", numbered(2)["_id"]))["n"] == 2
+
+
+def test_the_write_lock_is_given_up_after_its_timeout(tmp_path: Path) -> None:
+    path = tmp_path / "locked.db"
+    holder = sqlite3.connect(path, isolation_level=None)
+    holder.execute("CREATE TABLE t (x)")
+    holder.execute("BEGIN IMMEDIATE")
+    waiter = sqlite3.connect(path, isolation_level=None)
+    with pytest.raises(sqlite3.OperationalError, match="locked"):
+        take_write_lock(waiter, timeout=0.05)
+    assert waiter.in_transaction is False
+    holder.execute("COMMIT")
+    take_write_lock(waiter, timeout=0.05)
+    assert waiter.in_transaction
+    waiter.execute("COMMIT")
+    holder.close()
+    waiter.close()

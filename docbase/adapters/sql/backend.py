@@ -66,14 +66,19 @@ def _prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
     @event.listens_for(engine, "begin")
     def begin(connection: sa.Connection) -> None:
         options = connection.get_execution_options()
-        if options.get("docbase_read"):
-            return  # each read statement is its own transaction
+        if options.get("docbase_read") or options.get("docbase_locked"):
+            return  # each read statement is its own transaction; the writer began itself
         connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get("docbase_write") else "BEGIN")
 
 
 def _begin_write(conn: sa.Connection) -> sa.RootTransaction:
     """Begin a write transaction (on SQLite ``BEGIN IMMEDIATE``: the lock at once)."""
     return conn.execution_options(docbase_write=True).begin()
+
+
+def _begin_locked(conn: sa.Connection) -> sa.RootTransaction:
+    """Begin SQLAlchemy's transaction on a connection that already holds the write lock."""
+    return conn.execution_options(docbase_write=True, docbase_locked=True).begin()
 
 
 def _prepare_postgresql(engine: sa.Engine) -> None:
@@ -120,7 +125,7 @@ class SqlBackend:
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
-                self._writer = GroupCommitWriter(engine, _begin_write)
+                self._writer = GroupCommitWriter(engine, _begin_locked)
         else:
             _prepare_postgresql(sync_engine)
 
