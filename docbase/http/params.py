@@ -21,6 +21,8 @@ from docbase.core.settings import Limits
 
 def query_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
     """Return every URL parameter with all of its values, in order."""
+    if not request.scope["query_string"]:  # most reads: no parameter to parse
+        return {}
     params: dict[str, list[str]] = request.query_params.dict()
     return params
 
