@@ -20,6 +20,7 @@ transactions before a checkpoint, never the database's consistency.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import sqlite3
 import threading
 import time
@@ -98,7 +99,8 @@ class GroupCommitWriter:
             outcomes = [outcome if not outcome[0] else failed for outcome in outcomes]
             outcomes += [failed] * (len(batch) - len(outcomes))
         for (_work, future), (ok, value) in zip(batch, outcomes, strict=True):
-            future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
+            with contextlib.suppress(RuntimeError):  # its event loop is closed: nobody waits
+                future.get_loop().call_soon_threadsafe(_settle, future, ok, value)
 
     @staticmethod
     def _one(conn: sa.Connection, driver: Any, work: Work[Any]) -> tuple[bool, Any]:
