@@ -35,6 +35,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import subprocess
 import sys
 import tempfile
@@ -217,7 +218,15 @@ def install() -> None:
         (PEERS / ".ok").touch()
 
 
+def port_free(base: str) -> bool:
+    host, port = base.removeprefix("http://").split(":")
+    with socket.socket() as probe:
+        return probe.connect_ex((host, int(port))) != 0
+
+
 def measure(contender: Contender, args: argparse.Namespace) -> list[dict[str, Any]]:
+    if not port_free(contender.base):  # another server there would be measured instead
+        raise SystemExit(f"{contender.base} is taken: stop what listens there first")
     contender.start()
     rows = []
     try:
