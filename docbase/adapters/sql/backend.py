@@ -32,7 +32,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util import greenlet_spawn
 
-from docbase.adapters.sql import schema, sqlite_functions
+from docbase.adapters.sql import pg_point_reads, schema, sqlite_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.group_commit import GroupCommitWriter
@@ -120,6 +120,7 @@ class SqlBackend:
         self._threads: ThreadPoolExecutor | None = None
         self._loop_reader: LoopReader | None = None
         self._writer: GroupCommitWriter | None = None
+        self._pg_reader = pg_point_reads.reader_for(engine)
         if self.dialect.name == "sqlite":
             _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
             path = sync_engine.url.database
@@ -146,6 +147,8 @@ class SqlBackend:
     async def close(self) -> None:
         """Release the engine's connections."""
         if isinstance(self.engine, AsyncEngine):
+            if self._pg_reader is not None:
+                await self._pg_reader.close()
             await self.engine.dispose()
             return
         if self._threads is not None:
@@ -184,6 +187,19 @@ class SqlBackend:
         if number is None:
             return UNANSWERED
         return reader.body(number, document_id)
+
+    async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """Look ``document_id`` up the short way when there is one (see :meth:`read_body_now`).
+
+        SQLite files answer on this thread; PostgreSQL through asyncpg directly
+        (:mod:`.pg_point_reads`). ``None``: the lookup has to run the usual way.
+        """
+        if self._pg_reader is None:
+            return self.read_body_now(collection, document_id)
+        number = self._tables.get(collection) if self._ready else None
+        if number is None:
+            return UNANSWERED
+        return await self._pg_reader.body(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:
         async with self._turn():

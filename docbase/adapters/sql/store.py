@@ -94,8 +94,8 @@ class SqlDocumentStore(AsyncResource):
                 return None
             return conn.execute(self._get_statement(number), {"id": document_id}).scalar()
 
-        found = self.backend.read_body_now(collection, document_id)
-        if found is not None:  # answered on this thread: a lookup by key, no waiting
+        found = await self.backend.read_body_soon(collection, document_id)
+        if found is not None:  # answered the short way: a lookup by key, no waiting
             body = found[0][0] if found else None
         else:
             body = await self.backend.run(work, write=False)
