@@ -1,0 +1,22 @@
+"""Schemas: typed fields, validation in the write pipeline, ``_meta`` and OpenAPI.
+
+``docs/schema.md`` is the user's guide; each module holds one part: the model
+(:mod:`.model`), one value checked and normalised (:mod:`.values`), the validator of the
+write pipeline (:mod:`.validation`), storage of the schemas (:mod:`.registry`), unique
+values on every engine (:mod:`.uniqueness`) and the store that enforces them and
+withholds passwords (:mod:`.enforcing`).
+"""
+
+from __future__ import annotations
+
+from docbase.core.schema.model import CollectionSchema, FieldSpec, FieldType, parse_schema
+from docbase.core.schema.registry import SCHEMAS_COLLECTION, SchemaRegistry
+
+__all__ = [
+    "SCHEMAS_COLLECTION",
+    "CollectionSchema",
+    "FieldSpec",
+    "FieldType",
+    "SchemaRegistry",
+    "parse_schema",
+]
