@@ -212,3 +212,19 @@ async def test_strict_mode_refuses_undefined_collections_and_fields(db: Database
         await db.collection("people").children(joe["_id"], "orders").insert({"qty": 1})
     await db.settings.set("schema.mode", "schemaless")
     assert len(await db.collection("loose").find()) == 1
+
+
+async def test_a_stale_claim_is_taken_over_only_after_its_grace(db: Database) -> None:
+    from docbase.core.schema.uniqueness import UniqueClaims, claims_of
+
+    ghost = {"_id": "0" * 24, "email": "ghost@x.org"}  # a writer that died after claiming
+    await db.schemas.claims.claim(claims_of("people", ["email"], ghost))
+    people = db.collection("people")
+    with pytest.raises(Conflict):  # young: it may be a write in flight
+        await people.insert({"name": "Ann", "email": "ghost@x.org"})
+    db.schemas.claims.grace = 0.0
+    ann = await people.insert({"name": "Ann", "email": "ghost@x.org"})
+    with pytest.raises(Conflict):  # now Ann's, and Ann holds the value: not stale
+        await UniqueClaims(db.store, grace=0.0).claim(
+            claims_of("people", ["email"], {"_id": "1" * 24, "email": "ghost@x.org"}))
+    assert (await people.get(ann["_id"]))["email"] == "ghost@x.org"

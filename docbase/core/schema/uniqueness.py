@@ -142,7 +142,7 @@ class UniqueClaims:
         except NotFound:
             pass
         limit = datetime.now(UTC) - timedelta(seconds=self.grace)
-        return str(held.get("claimed", "")) < format_timestamp(limit)
+        return str(held.get("claimed", "")) <= format_timestamp(limit)
 
     async def release(self, claims: Sequence[Document]) -> None:
         """Give up claims, each only while its owner is still the one named in it."""
