@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Any
 
 from docbase.core.schema import meta
+from docbase.core.schema.openapi import openapi_document
 from docbase.http.bodies import read_json
 from docbase.http.context import RequestContext
 from docbase.http.errors import MethodNotAllowed
@@ -23,6 +24,13 @@ async def collection_meta(ctx: RequestContext, name: str) -> dict[str, Any]:
 async def database_meta(ctx: RequestContext) -> dict[str, Any]:
     """Describe the request's database and its collections."""
     return await meta.database_meta(ctx.database, ctx.database_name)
+
+
+async def openapi(ctx: RequestContext) -> dict[str, Any]:
+    """The OpenAPI document of the request's database, from its current schemas."""
+    db = ctx.database
+    return openapi_document(ctx.database_name, await db.schemas.all(),
+                            strict=await db.schemas.mode() == "strict")
 
 
 async def change_meta(request: HttpRequest, ctx: RequestContext, name: str) -> Any:
