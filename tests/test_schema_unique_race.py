@@ -7,7 +7,6 @@ wire server (which enforces no unique secondary index itself, so this is the cla
 
 from __future__ import annotations
 
-import asyncio
 import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -15,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import mongo_server, mongo_url, postgresql_schema
+from tests.backends import mongo_server, mongo_url, postgresql_url
 from tests.test_serve_harness import Served, serving
 
 VALUES = 8
@@ -34,13 +33,8 @@ def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
         url, _ = mongo_server()
         yield mongo_url(url, f"docbase_race_{uuid.uuid4().hex[:12]}")
     else:
-        loop = asyncio.new_event_loop()
-        manager = postgresql_schema()
-        try:
-            yield loop.run_until_complete(manager.__aenter__())
-        finally:
-            loop.run_until_complete(manager.__aexit__(None, None, None))
-            loop.close()
+        with postgresql_url() as url:
+            yield url
 
 
 def post(server: Served, key: str, body: dict[str, str]) -> int:

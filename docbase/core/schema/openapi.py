@@ -113,54 +113,52 @@ def _output(schema: CollectionSchema) -> dict[str, Any]:
     return {"type": "object", "required": ["_id"], "properties": properties}
 
 
-def _collection_paths(schema: CollectionSchema, strict: bool) -> dict[str, Any]:
+def _operation(name: str, operation_id: str, status: str, answer: dict[str, Any],
+               description: str, *, body: dict[str, Any] | None = None,
+               **extra: Any) -> dict[str, Any]:
+    """One operation: its answer on success, the error body otherwise."""
+    operation: dict[str, Any] = {"tags": [name], "operationId": operation_id, **extra,
+                                 "responses": {status: _json(answer, description),
+                                               "default": _ERROR}}
+    if body is not None:
+        operation["requestBody"] = {"required": True,
+                                    "content": {"application/json": {"schema": body}}}
+    return operation
+
+
+def _collection_paths(schema: CollectionSchema) -> dict[str, Any]:
     name = schema.name
     document, body = _ref(name), _ref(f"{name}Input")
-    tag = [name]
     listing = {"anyOf": [{"type": "array", "items": document}, {"type": "object"}]}
+    some = {"type": "object"}
     paths: dict[str, Any] = {
         f"/rest/{name}": {
-            "get": {"tags": tag, "summary": f"list {name}", "operationId": f"list_{name}",
-                    "parameters": _list_parameters(),
-                    "responses": {"200": _json(listing, "the documents"), "default": _ERROR}},
-            "post": {"tags": tag, "summary": f"create {name}", "operationId": f"create_{name}",
-                     "requestBody": {"required": True, "content": {"application/json": {
-                         "schema": {"anyOf": [body, {"type": "array", "items": body}]}}}},
-                     "responses": {"201": _json({"anyOf": [document, {
-                         "type": "array", "items": document}]}, "created"),
-                         "default": _ERROR}},
+            "get": _operation(name, f"list_{name}", "200", listing, "the documents",
+                              parameters=_list_parameters()),
+            "post": _operation(name, f"create_{name}", "201",
+                               {"anyOf": [document, {"type": "array", "items": document}]},
+                               "created",
+                               body={"anyOf": [body, {"type": "array", "items": body}]}),
         },
         f"/rest/{name}/{{id}}": {
             "parameters": [_id_parameter("id")],
-            "get": {"tags": tag, "operationId": f"get_{name}",
-                    "responses": {"200": _json(document, "the document"), "default": _ERROR}},
-            "put": {"tags": tag, "operationId": f"put_{name}",
-                    "requestBody": {"required": True, "content": {"application/json": {
-                        "schema": {"type": "object"}}}},
-                    "responses": {"200": _json(document, "updated"), "default": _ERROR}},
-            "patch": {"tags": tag, "operationId": f"patch_{name}",
-                      "requestBody": {"required": True, "content": {"application/json": {
-                          "schema": {"type": "object"}}}},
-                      "responses": {"200": _json(document, "updated"), "default": _ERROR}},
-            "delete": {"tags": tag, "operationId": f"delete_{name}",
-                       "responses": {"200": _json(_ref("Result"), "deleted"),
-                                     "default": _ERROR}},
+            "get": _operation(name, f"get_{name}", "200", document, "the document"),
+            "put": _operation(name, f"put_{name}", "200", document, "updated", body=some),
+            "patch": _operation(name, f"patch_{name}", "200", document, "updated", body=some),
+            "delete": _operation(name, f"delete_{name}", "200", _ref("Result"), "deleted"),
         },
         f"/rest/{name}/_meta": {
-            "get": {"tags": tag, "operationId": f"meta_{name}",
-                    "responses": {"200": _json(_ref("CollectionMeta"), "the metadata"),
-                                  "default": _ERROR}},
+            "get": _operation(name, f"meta_{name}", "200", _ref("CollectionMeta"),
+                              "the metadata"),
         },
     }
     for child in schema.of_type(FieldType.CHILD):
         paths[f"/rest/{name}/{{id}}/{child.name}"] = {
             "parameters": [_id_parameter("id")],
-            "get": {"tags": tag, "operationId": f"list_{name}_{child.name}",
-                    "responses": {"200": _json(listing, "the children"), "default": _ERROR}},
-            "post": {"tags": tag, "operationId": f"create_{name}_{child.name}",
-                     "requestBody": {"required": True, "content": {"application/json": {
-                         "schema": {"type": "object"}}}},
-                     "responses": {"201": _json({}, "created"), "default": _ERROR}},
+            "get": _operation(name, f"list_{name}_{child.name}", "200", listing,
+                              "the children"),
+            "post": _operation(name, f"create_{name}_{child.name}", "201", {}, "created",
+                               body=some),
         }
     return paths
 
@@ -220,7 +218,7 @@ def openapi_document(database: str, schemas: dict[str, CollectionSchema], *,
                                                  "default": _ERROR}}},
     }
     for name in sorted(schemas):
-        paths.update(_collection_paths(schemas[name], strict))
+        paths.update(_collection_paths(schemas[name]))
     return {
         "openapi": "3.1.0",
         "info": {"title": f"docbase database {database}", "version": "1",
