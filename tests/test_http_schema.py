@@ -12,6 +12,12 @@ from docbase import Database
 from docbase.core.schema import parse_schema
 from docbase.http.testing import LiveDocbase, live_docbase
 
+# the HTTP shapes are the same on every store (tests/test_schema_validation.py runs the
+# schemas on each): memory, and PostgreSQL, the store several servers share
+pytestmark = pytest.mark.parametrize(
+    "stores", ["memory", pytest.param("postgresql", marks=pytest.mark.postgres)],
+    indirect=True)
+
 PEOPLE = {"fields": [
     {"name": "name", "type": "text", "required": True},
     {"name": "age", "type": "number", "min": 0},
