@@ -197,3 +197,15 @@ def test_parse_schema_keeps_the_declared_order_and_round_trips() -> None:
     schema = parse_schema("people", body)
     assert [f.name for f in schema.fields] == ["b", "a"]
     assert schema.to_json() == {"name": "people", "fields": body["fields"]}
+
+
+def test_a_default_must_fit_its_own_field() -> None:
+    with pytest.raises(ValidationFailed) as refused:
+        parse_schema("people", {"fields": [
+            {"name": "age", "type": "number", "default": "old"},
+            {"name": "level", "type": "option", "options": ["a"], "default": "b"}]})
+    assert [(f.field, f.message) for f in refused.value.fields] == [
+        ("fields.age", ("default must be a number",)),
+        ("fields.level", ("default must be one of: a",))]
+    assert parse_schema("people", {"fields": [
+        {"name": "seen", "type": "datetime", "default": "$now"}]}).fields[0].default == "$now"

@@ -9,7 +9,8 @@ withholds passwords (:mod:`.enforcing`).
 
 from __future__ import annotations
 
-from docbase.core.schema.model import CollectionSchema, FieldSpec, FieldType, parse_schema
+from docbase.core.schema.definition import parse_schema
+from docbase.core.schema.model import CollectionSchema, FieldSpec, FieldType
 from docbase.core.schema.registry import SCHEMAS_COLLECTION, SchemaRegistry
 
 __all__ = [

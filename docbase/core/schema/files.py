@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any, Literal
 import msgspec
 
 from docbase.core.errors import ConfigurationError, DocbaseError, ValidationFailed
-from docbase.core.schema.model import CollectionSchema, FieldSpec, parse_schema
+from docbase.core.schema.definition import parse_schema
+from docbase.core.schema.model import CollectionSchema, FieldSpec
 
 if TYPE_CHECKING:
     from docbase.core.database import Database

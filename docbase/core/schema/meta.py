@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 from docbase.core.auth import Action, Principal, authorize
 from docbase.core.names import check_collection_name
-from docbase.core.schema.model import CollectionSchema, FieldType, parse_schema
+from docbase.core.schema.definition import parse_schema
+from docbase.core.schema.model import CollectionSchema, FieldType
 from docbase.core.schema.strict import undefined
 
 if TYPE_CHECKING:
