@@ -228,3 +228,19 @@ async def test_a_stale_claim_is_taken_over_only_after_its_grace(db: Database) ->
         await UniqueClaims(db.store, grace=0.0).claim(
             claims_of("people", ["email"], {"_id": "1" * 24, "email": "ghost@x.org"}))
     assert (await people.get(ann["_id"]))["email"] == "ghost@x.org"
+
+
+async def test_indexed_fields_get_a_store_index(tmp_path: Any) -> None:
+    from docbase.core.query import Eq
+    from tests.backends import sql_backend
+    from tests.test_sql_indexes import _uses_index
+
+    async with sql_backend(f"sqlite:///{tmp_path}/indexed.db") as (store, blobs):
+        db = Database(store, blobs)
+        await db.collection("people").insert_many(
+            [{"code": f"c{i}", "n": i} for i in range(500)])
+        assert not _uses_index(await store.explain("people", Eq(("code",), "c7")), "sqlite")
+        await db.schemas.put(parse_schema("people", {"fields": [
+            {"name": "code", "type": "text", "index": True}, {"name": "n", "type": "number"}]}))
+        assert _uses_index(await store.explain("people", Eq(("code",), "c7")), "sqlite")
+        assert not _uses_index(await store.explain("people", Eq(("n",), 7)), "sqlite")
