@@ -86,17 +86,19 @@ class SchemaValidator:
 
     async def _insert(self, write: WriteEvent, schema: CollectionSchema, strict: bool) -> None:
         errors: list[FieldError] = []
-        for index, document in enumerate(write.documents):
-            problems: Problems = {}
-            if write.validate:
-                self._document(document, schema, strict, problems)
-                await self._relations(schema, document, problems)
-            await self._hash(schema, document, problems)
-            prefix = f"{index}." if write.bulk else ""
-            errors.extend(FieldError(prefix + name, tuple(messages))
-                          for name, messages in problems.items())
-        if errors:
-            raise ValidationFailed(_summary(write.collection, errors), errors)
+        for step in ("check", "hash"):  # hashing is costly: only once all documents fit
+            for index, document in enumerate(write.documents):
+                problems: Problems = {}
+                if step == "hash":
+                    await self._hash(schema, document, problems)
+                elif write.validate:
+                    self._document(document, schema, strict, problems)
+                    await self._relations(schema, document, problems)
+                prefix = f"{index}." if write.bulk else ""
+                errors.extend(FieldError(prefix + name, tuple(messages))
+                              for name, messages in problems.items())
+            if errors:
+                raise ValidationFailed(_summary(write.collection, errors), errors)
 
     def _document(self, document: Document, schema: CollectionSchema, strict: bool,
                   problems: Problems) -> None:
