@@ -123,3 +123,5 @@ def test_a_unique_field_over_duplicates_fails_and_lists_them(
                        "--storage", storage)
     assert code == 1
     assert f'"a@x.org" in {ids[0]}, {ids[1]}' in err
+    shown = json.loads("\n".join(run(capsys, "schema", "show", "--storage", storage)[1]))
+    assert shown == {"mode": "schemaless", "collections": {}}  # nothing was applied

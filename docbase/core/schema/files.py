@@ -153,11 +153,20 @@ def _field_changes(name: str, old: CollectionSchema, new: CollectionSchema) -> l
 async def apply_plan(db: Database, wanted: SchemaFile, changes: list[Change]) -> None:
     """Make the stored schemas (and mode) what ``wanted`` declares.
 
+    Every field becoming unique is checked first, so that stored duplicates refuse the
+    whole file before anything changes.
+
     Raises:
-        Conflict: a field becomes unique over stored duplicates (listed); the
-            collections before it in name order were changed already.
+        Conflict: a field becomes unique over stored duplicates (listed).
 
     """
+    current = await db.schemas.all()
+    for name, wanted_schema in wanted.schemas.items():
+        before = current.get(name)
+        was_unique = {f.name for f in before.fields if f.unique} if before else set()
+        for spec in wanted_schema.fields:
+            if spec.unique and spec.name not in was_unique:
+                await db.schemas.claims.check_unique(name, spec.name)
     if wanted.mode is not None and any(change.what == MODE for change in changes):
         await db.settings.set(MODE, wanted.mode)
     touched = {change.what.split(".")[0] for change in changes if change.what != MODE}

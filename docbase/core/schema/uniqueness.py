@@ -158,20 +158,24 @@ class UniqueClaims:
         await self.store.delete_where(CLAIMS_COLLECTION, And((
             Eq(("collection",), collection), Eq(("field",), field))))
 
-    async def claim_existing(self, collection: str, field: str) -> None:
-        """Claim the values the stored documents hold in a field becoming unique.
-
-        Raises:
-            Conflict: stored documents repeat a value; the message lists the ids of
-                each group of them. Nothing is claimed then.
-
-        """
-        documents = await self.store.find(collection, Query(limit=None))
+    async def _holders(self, collection: str, field: str) -> dict[str, list[Document]]:
+        """The stored documents holding a value in ``field``, by the claim of that value."""
         by_value: dict[str, list[Document]] = {}
-        for document in documents:
+        for document in await self.store.find(collection, Query(limit=None)):
             if document.get(field) is not None:
                 key = claim_id(collection, field, document[field])
                 by_value.setdefault(key, []).append(document)
+        return by_value
+
+    async def check_unique(self, collection: str, field: str) -> dict[str, list[Document]]:
+        """Check that no two stored documents hold one value in ``field``; return holders.
+
+        Raises:
+            Conflict: stored documents repeat a value; the message lists the ids of each
+                group of them.
+
+        """
+        by_value = await self._holders(collection, field)
         repeated = [group for group in by_value.values() if len(group) > 1]
         if repeated:
             listed = "; ".join(
@@ -179,6 +183,17 @@ class UniqueClaims:
                 f"{', '.join(d['_id'] for d in group)}" for group in repeated)
             raise Conflict(f"field {field!r} of {collection!r} cannot become unique: stored "
                            f"documents repeat values: {listed}")
+        return by_value
+
+    async def claim_existing(self, collection: str, field: str) -> None:
+        """Claim the values the stored documents hold in a field becoming unique.
+
+        Raises:
+            Conflict: stored documents repeat a value (see :meth:`check_unique`);
+                nothing is claimed then.
+
+        """
+        by_value = await self.check_unique(collection, field)
         held = {c["_id"] for c in await self.store.find(CLAIMS_COLLECTION, Query(
             filter=And((Eq(("collection",), collection), Eq(("field",), field))),
             limit=None))}
