@@ -2,8 +2,8 @@
 
 The schemathesis run sends generated requests (derandomized, so the same ones every run;
 ``SCHEMATHESIS_EXAMPLES`` per operation, 60 under ``CI=true`` (some 1,200 requests over
-20 operations, 240 to each of ``/rest/people/{id}``'s four; 100 took 78 s on the shared
-2-core machine), 25 otherwise) to a real ``docbase serve`` over HTTPS and checks
+20 operations, 240 to the four operations of ``/rest/people/{id}``; 100 took 78 s on the
+shared 2-core machine), 25 otherwise) to a real ``docbase serve`` over HTTPS and checks
 that none answers 5xx and that every answer's status, content type and body fit the
 document.
 """
