@@ -18,6 +18,9 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Largest request body the HTTP layer accepts (413 above it)."""
     max_query_depth: int = 32
     """Deepest nesting of a ``q`` object."""
+    max_body_depth: int = 64
+    """Deepest nesting of a JSON request body (400 above it), checked before anything
+    reads the body; MongoDB stores documents at most 100 levels deep."""
     hook_timeout: float = 10.0
     """Seconds a server-side hook may take before its request answers 504."""
     job_timeout: float = 300.0
