@@ -11,14 +11,12 @@ from __future__ import annotations
 
 import json
 import urllib.parse
-from collections.abc import Iterator
 from typing import NamedTuple
 
 import pytest
 
 from tests.raw_https import RawResponse, exchange, request_bytes
-from tests.served_engines import ENGINES, engine_storage
-from tests.test_serve_harness import Served, serving
+from tests.test_serve_harness import Served
 
 DEEP = 100_000
 
@@ -123,14 +121,10 @@ CASES = [
 ]
 
 
-@pytest.fixture(scope="module", params=ENGINES)
-def served(request: pytest.FixtureRequest,
-           tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
-    """A ``docbase serve`` on a fresh database of the engine, for the whole corpus."""
-    directory = tmp_path_factory.mktemp(f"hostile-{request.param}")
-    with (engine_storage(request.param, directory) as storage,
-          serving(directory, "--storage", storage) as server):
-        yield server
+@pytest.fixture(scope="module")
+def served(engine_server: Served) -> Served:
+    """The engine's ``docbase serve`` (``tests/conftest.py``), for the whole corpus."""
+    return engine_server
 
 
 def send(served: Served, case: Case, key: str) -> RawResponse:
