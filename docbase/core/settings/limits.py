@@ -6,6 +6,9 @@ import msgspec
 
 from docbase.core.errors import ConfigurationError
 
+DEFAULT_QUERY_TIMEOUT = 10.0
+"""Seconds one store operation may run, unless ``limits.query_timeout`` says otherwise."""
+
 
 class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Per-database limits; every one of them gives a clear error when exceeded."""
@@ -21,6 +24,11 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_body_depth: int = 64
     """Deepest nesting of a JSON request body (400 above it), checked before anything
     reads the body; MongoDB stores documents at most 100 levels deep."""
+    query_timeout: float = DEFAULT_QUERY_TIMEOUT
+    """Seconds one store operation of a request may run before it is refused (400
+    ``QueryTimeout``): PostgreSQL's ``statement_timeout``, MongoDB's ``maxTimeMS``, and
+    on SQLite and memory every statement and all ``$regex`` matching of one operation
+    together (``docs/reliability.md``)."""
     hook_timeout: float = 10.0
     """Seconds a server-side hook may take before its request answers 504."""
     job_timeout: float = 300.0
