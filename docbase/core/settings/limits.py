@@ -6,6 +6,8 @@ import msgspec
 
 from docbase.core.errors import ConfigurationError
 
+_ZERO_MEANS_OFF = frozenset({"rate_per_key", "rate_per_address"})
+
 DEFAULT_QUERY_TIMEOUT = 10.0
 """Seconds one store operation may run, unless ``limits.query_timeout`` says otherwise."""
 
@@ -35,10 +37,23 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Seconds a scheduled job may take before it is cancelled and logged as timed out."""
     max_mail: int = 1_000
     """Most messages one ``POST /mail`` may carry (413 above it)."""
+    rate_window: float = 60.0
+    """Seconds of one rate-limit window (``docs/security.md``)."""
+    rate_per_key: int = 0
+    """Requests one API key or token user may make per window (429 above it); 0: none."""
+    rate_per_address: int = 0
+    """Requests one client address may make per window (429 above it); 0: none."""
+    rate_full_access: bool = False
+    """Whether full-access keys count against the two rate limits above."""
+    max_failed_credentials: int = 30
+    """Refused keys or tokens one address may present per window; past it, every
+    request from the address answers 429 until the window ends."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
             value = getattr(self, field)
+            if isinstance(value, bool) or (value == 0 and field in _ZERO_MEANS_OFF):
+                continue
             if value <= 0:
                 kind = "number" if isinstance(value, float) else "integer"
                 raise ConfigurationError(f"limits.{field} must be a positive {kind}")
