@@ -69,10 +69,9 @@ class MongoDocumentStore(AsyncResource):
         owns_client: bool = False,
         query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     ) -> None:
-        """Use ``database`` through ``client``; ``close()`` closes it if ``owns_client``.
+        """Use ``database`` through ``client`` (closed with the store if ``owns_client``).
 
-        Each query runs with ``maxTimeMS`` = ``query_timeout``, and what core evaluates
-        of it (a residual filter) within the same time.
+        Reads carry ``maxTimeMS`` = ``query_timeout``, residual filters the same bound.
         """
         self.query_timeout = query_timeout
         self._max_time_ms = max(1, round(query_timeout * 1000))
@@ -252,8 +251,7 @@ class MongoDocumentStore(AsyncResource):
         if residual is None:
             return documents
         with within(self.query_timeout):
-            return [document for document in documents
-                    if evaluate.matches(residual, document)]
+            return [doc for doc in documents if evaluate.matches(residual, doc)]
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents (on the server unless a residual remains)."""
