@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 import pytest
@@ -170,20 +170,6 @@ async def postgresql_schema() -> AsyncIterator[str]:
         async with admin.begin() as conn:
             await conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         await admin.dispose()
-
-
-@contextlib.contextmanager
-def postgresql_url() -> Iterator[str]:
-    """:func:`postgresql_schema` for a test without an event loop (a server process's)."""
-    import asyncio
-
-    loop = asyncio.new_event_loop()
-    manager = postgresql_schema()
-    try:
-        yield loop.run_until_complete(manager.__aenter__())
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
 
 
 @contextlib.asynccontextmanager

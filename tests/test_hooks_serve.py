@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import postgresql_url
+from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 HOOKS_V1 = '''
@@ -92,7 +92,7 @@ def test_serve_refuses_to_start_with_a_broken_hooks_file(tmp_path: Path) -> None
 @pytest.fixture
 def schema_url() -> Iterator[str]:
     """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    with postgresql_url() as url:
+    with postgresql_storage() as url:
         yield url
 
 

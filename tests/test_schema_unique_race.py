@@ -7,34 +7,23 @@ wire server (which enforces no unique secondary index itself, so this is the cla
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from tests.backends import mongo_server, mongo_url, postgresql_url
+from tests.served_engines import ENGINES, engine_storage
 from tests.test_serve_harness import Served, serving
 
 VALUES = 8
 ATTEMPTS_PER_SERVER = 3
 
 
-@pytest.fixture(params=[
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.postgres),
-    pytest.param("mongo", marks=pytest.mark.mongo),
-])
+@pytest.fixture(params=[p for p in ENGINES if p.values[0] != "memory"])  # shared storage
 def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path}/shared.db"
-    elif request.param == "mongo":
-        url, _ = mongo_server()
-        yield mongo_url(url, f"docbase_race_{uuid.uuid4().hex[:12]}")
-    else:
-        with postgresql_url() as url:
-            yield url
+    with engine_storage(request.param, tmp_path) as url:
+        yield url
 
 
 def post(server: Served, key: str, body: dict[str, str]) -> int:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import postgresql_url
+from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 pytestmark = pytest.mark.postgres
@@ -17,7 +17,7 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture
 def schema_url() -> Iterator[str]:
     """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    with postgresql_url() as url:
+    with postgresql_storage() as url:
         yield url
 
 
