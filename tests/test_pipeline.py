@@ -4,7 +4,8 @@ A recorder wraps each stage of ``db.pipeline`` and logs it as it starts; a valid
 a hook at every hook point and a change subscriber log themselves too. Each entry point
 then has to produce exactly the sequence written out below: authorize, validate,
 before-hooks, store, after-hooks, publish (cascaded child deletes nested inside the
-parent's store stage). Reads pass authorize and the before-read hooks.
+parent's store stage). Reads pass authorize, the strict-mode check and the before-read
+hooks.
 """
 
 from __future__ import annotations
@@ -154,8 +155,8 @@ async def test_library_reads_pass_authorize_and_before_read_hooks(stores: Any) -
         await people.get(world.joe)
         await people.find({"name": "Joe"})
         await people.count()
-        read_stages = [("stage", "authorize", "people"), ("stage", "before-hooks", "people"),
-                       ("hook", "before_read", "people")]
+        read_stages = [("stage", "authorize", "people"), ("stage", "schema", "people"),
+                       ("stage", "before-hooks", "people"), ("hook", "before_read", "people")]
         assert log == read_stages * 3
 
 

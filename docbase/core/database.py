@@ -26,6 +26,9 @@ from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.relations import ParentRef, Relations, children_of
+from docbase.core.schema.enforcing import SchemaEnforcingStore
+from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.validation import SchemaValidator
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
 
@@ -54,21 +57,26 @@ class Database(AsyncResource):
         self.mailer = mailer
         self.changes = ChangeBus()
         """Committed writes are published here (:mod:`docbase.core.changes`)."""
-        self.validators: list[Validator] = []
-        """Run by the validate stage of every write, in order."""
-        self.relations = Relations(store)
         self.auth_cache = SystemCache()
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
         self.rate_limiter = RateLimiter(store, self.limits, self.auth_cache)
         """Requests per key and per address, failed credentials per address."""
         self.settings = SettingsStore(store, self.auth_cache)
         """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
+        self.schemas = SchemaRegistry(store, self.auth_cache, self.settings)
+        """The collections' schemas (``_schemas``) and the ``schema.mode`` setting."""
+        self.documents = SchemaEnforcingStore(store, self.schemas)
+        """``store`` as user collections see it: unique fields held, passwords withheld."""
+        self.validators: list[Validator] = [SchemaValidator(self.schemas, store,
+                                                            self.documents)]
+        """Run by the validate stage of every write, in order (the schemas' first)."""
+        self.relations = Relations(self.documents)
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
         self.pipeline = Pipeline(
-            write_stages(store=store, relations=self.relations, cascade=self._cascade,
+            write_stages(store=self.documents, relations=self.relations, cascade=self._cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),
-            read_stages(hooks=self.hooks),
+            read_stages(hooks=self.hooks, schemas=self.schemas),
         )
 
     async def open(self) -> None:

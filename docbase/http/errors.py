@@ -60,6 +60,7 @@ __all__ = [
     "UnsupportedMediaType",
     "answer_for",
     "docbase_error",
+    "error_body",
     "error_headers",
     "error_response",
     "internal_error",
@@ -156,14 +157,24 @@ def error_headers(exc: DocbaseError) -> dict[str, str]:
     return {}
 
 
+def _extra(exc: DocbaseError) -> dict[str, Any] | None:
+    if isinstance(exc, ValidationFailed):
+        return {"list": [msgspec.to_builtins(f) for f in exc.fields]}
+    if isinstance(exc, MailDeliveryError) and exc.results:
+        return {"result": list(exc.results)}
+    return None
+
+
+def error_body(exc: DocbaseError) -> dict[str, Any]:
+    """The JSON error body of ``exc``, as an answer of its own would carry it."""
+    status, name = answer_for(type(exc))
+    return {"name": name, "message": exc.message, "status": status, **(_extra(exc) or {})}
+
+
 def docbase_error(request: Request[Any, Any, Any], exc: DocbaseError) -> Response[bytes]:
     """Answer a :class:`DocbaseError` with the status and name of :func:`answer_for`."""
     status, name = answer_for(type(exc))
-    extra = None
-    if isinstance(exc, ValidationFailed):
-        extra = {"list": [msgspec.to_builtins(f) for f in exc.fields]}
-    elif isinstance(exc, MailDeliveryError) and exc.results:
-        extra = {"result": list(exc.results)}
+    extra = _extra(exc)
     if status >= 500:
         logger.error("%s %s: %s: %s", request.method, request.url.path,
                      type(exc).__name__, exc.message, exc_info=exc.__cause__ is not None)

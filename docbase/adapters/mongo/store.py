@@ -167,7 +167,9 @@ class MongoDocumentStore(AsyncResource):
         current = decode_document(raw)
         changed = updated_document(str(oid), current, update, stamp, expected_version)
         with translated(f"update {oid}"):
-            result = await target.replace_one({"_id": oid, "_version": current["_version"]},
+            # a document stored without _version (null matches missing) counts as 0
+            result = await target.replace_one({"_id": oid,
+                                               "_version": current.get("_version")},
                                               encode_document(changed))
         return changed if result.matched_count else None
 

@@ -1,9 +1,10 @@
 """The order of the stages, written once.
 
 Every write, from HTTP or the library, passes :func:`write_stages` in this order:
-authorize, validate (schemas; none yet), before-hooks, the store operation,
+authorize, validate (schemas), before-hooks, the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
-passes :func:`read_stages`: authorize, then the before-read hooks. A feature adds a
+passes :func:`read_stages`: authorize, refuse a collection a strict database does not
+define, then the before-read hooks. A feature adds a
 stage here or a subscriber to the change bus; entry points never grow special cases.
 """
 
@@ -29,6 +30,8 @@ from docbase.core.pipeline.stages import (
 )
 from docbase.core.ports import DocumentStore
 from docbase.core.relations import Relations
+from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.strict import RequireDefinedCollection
 
 
 def write_stages(
@@ -51,9 +54,9 @@ def write_stages(
     ]
 
 
-def read_stages(*, hooks: HookRegistry) -> list[ReadStage]:
+def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
-    return [AuthorizeRead(), RunReadHooks(hooks)]
+    return [AuthorizeRead(), RequireDefinedCollection(schemas), RunReadHooks(hooks)]
 
 
 class Pipeline:

@@ -77,7 +77,7 @@ class AuthorizeWrite:
 
 
 class ValidateWrite:
-    """Run the validators (schemas) over the write; none are registered by default."""
+    """Run the validators over the write: the schemas' first (``docbase.core.schema``)."""
 
     name = "validate"
 
