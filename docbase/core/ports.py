@@ -109,8 +109,25 @@ class DocumentStore(Protocol):
 
         """
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete the documents with these ids; return the ids actually deleted."""
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Delete the documents with these ids; return the ids actually deleted.
+
+        Unknown ids are skipped. With ``expected_version`` (one id only) the document
+        is deleted only if its stored ``_version`` is that one, checked and deleted in
+        one atomic step, so a concurrent update is never deleted unseen.
+
+        Raises:
+            VersionMismatch: ``expected_version`` is given and the stored document is at
+                another version; nothing is deleted.
+            ValueError: ``expected_version`` is given with other than one id.
+
+        """
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete every document matching ``filter`` in one operation; return their ids."""

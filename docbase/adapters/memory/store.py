@@ -20,7 +20,7 @@ from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -124,9 +124,18 @@ class MemoryDocumentStore(AsyncResource):
         self._collections[collection][document_id] = _copy(changed)
         return changed
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete`."""
         target = self._collections.get(collection, {})
+        versioned = versioned_id(document_ids, expected_version)
+        if versioned is not None and versioned in target:
+            check_version(versioned, target[versioned].get("_version", 0), expected_version)
         return [i for i in dict.fromkeys(document_ids) if target.pop(i, None) is not None]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:

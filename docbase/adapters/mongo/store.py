@@ -48,7 +48,7 @@ from docbase.core.errors import BackendError, InvalidId, NotFound
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 DEFAULT_DATABASE = "docbase"
 Raw = dict[str, Any]
@@ -163,12 +163,31 @@ class MongoDocumentStore(AsyncResource):
                                               encode_document(changed))
         return changed if result.matched_count else None
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete the stored documents among ``document_ids``; return those ids."""
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Delete the stored documents among ``document_ids``; return those ids.
+
+        At an expected version one ``delete_one`` selects by ``_id`` and ``_version``.
+        """
+        versioned = versioned_id(document_ids, expected_version)
         oids = [oid for oid in (object_id(i) for i in dict.fromkeys(document_ids)) if oid]
         if not oids:
             return []
         target = self._collection(collection)
+        if versioned is not None:
+            with translated(f"delete {versioned} from {collection!r}"):
+                result = await target.delete_one({"_id": oids[0], "_version": expected_version})
+                if result.deleted_count:
+                    return [versioned]
+                stored = await target.find_one({"_id": oids[0]}, {"_version": 1})
+            if stored is not None:
+                check_version(versioned, stored.get("_version", 0), expected_version)
+            return []
         with translated(f"delete from {collection!r}"):
             found = {raw["_id"] async for raw in target.find({"_id": {"$in": oids}}, {"_id": 1})}
             if found:

@@ -26,7 +26,7 @@ from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
 _encode = msgspec.json.Encoder().encode
@@ -187,16 +187,36 @@ class SqlDocumentStore(AsyncResource):
 
         return await self.backend.run(work, write=True)
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete by ids in one statement; return the ids deleted, in request order."""
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Delete by ids in one statement; return the ids deleted, in request order.
+
+        At an expected version the statement itself compares the version, so a row
+        updated meanwhile is not deleted (PostgreSQL re-checks the condition on the
+        updated row; SQLite writers take turns).
+        """
         wanted = list(dict.fromkeys(document_ids))
+        versioned = versioned_id(wanted, expected_version)
 
         def work(conn: sa.Connection) -> set[str]:
             table = self.backend.table(conn, collection)
             if table is None or not wanted:
                 return set()
-            statement = sa.delete(table).where(table.c.id.in_(wanted)).returning(table.c.id)
-            return set(conn.execute(statement).scalars())
+            statement = sa.delete(table).where(table.c.id.in_(wanted))
+            if versioned is not None:
+                statement = statement.where(table.c.version == expected_version)
+            deleted = set(conn.execute(statement.returning(table.c.id)).scalars())
+            if versioned is not None and not deleted:
+                stored = conn.execute(sa.select(table.c.version)
+                                      .where(table.c.id == versioned)).scalar()
+                if stored is not None:
+                    check_version(versioned, stored, expected_version)
+            return deleted
 
         deleted = await self.backend.run(work, write=True)
         return [document_id for document_id in wanted if document_id in deleted]

@@ -12,13 +12,14 @@ from typing import Protocol, TypeAlias
 from docbase.core.auth import Action, authorize
 from docbase.core.changes import ChangeBus
 from docbase.core.documents import change_stamp
-from docbase.core.errors import NotFound, VersionMismatch
+from docbase.core.errors import NotFound
 from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
 from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
 from docbase.core.ports import DocumentStore
 from docbase.core.query import In, Projection, Query
 from docbase.core.relations import ParentRef, Relations, scoped
+from docbase.core.versioning import check_version
 
 Validator: TypeAlias = Callable[[WriteEvent], Awaitable[None]]
 """Checks and normalises a write's documents or body; raises ``ValidationFailed``."""
@@ -161,7 +162,10 @@ class StoreWrite:
                 filter=write.parent.scope(In(("_id",), tuple(ids))), limit=None))
             ids = [d["_id"] for d in found]
         await self.cascade(write, ids)
-        write.ids = await self.store.delete(write.collection, ids)
+        # the store compares the version as it deletes: an update that lands between
+        # the check in _require and here is never deleted unseen
+        write.ids = await self.store.delete(
+            write.collection, ids, expected_version=None if write.bulk else write.expected_version)
         if not write.bulk and not write.ids:  # deleted by another writer meanwhile
             raise NotFound(f"no document {ids[0]} in {write.collection!r}")
 
@@ -169,11 +173,8 @@ class StoreWrite:
         document = await self.store.get(write.collection, document_id)
         if write.parent is not None and not write.parent.holds(document):
             raise NotFound(f"no document {document_id} in {write.collection!r}")
-        expected = write.expected_version
-        if (write.operation is Operation.DELETE and expected is not None
-                and document["_version"] != expected):
-            raise VersionMismatch(f"document {document_id} has changed (version "
-                                  f"{document['_version']}, expected {expected})")
+        if write.operation is Operation.DELETE:  # refuse a stale delete before its cascade
+            check_version(document_id, document.get("_version", 0), write.expected_version)
 
 
 class PublishChange:
