@@ -1,13 +1,14 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import asyncio
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
 
 pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
 
-from tests.backends import BACKENDS  # noqa: E402
+from tests.backends import BACKENDS, postgresql_schema  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
 
@@ -28,3 +29,19 @@ def store(stores: Any) -> Any:
 @pytest.fixture
 def blob_store(stores: Any) -> Any:
     return stores[1]
+
+
+@pytest.fixture
+def schema_url() -> Iterator[str]:
+    """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL).
+
+    Synchronous, for tests that start ``docbase serve`` processes on it.
+    """
+    loop = asyncio.new_event_loop()
+    manager = postgresql_schema()
+    try:
+        url = loop.run_until_complete(manager.__aenter__())
+        yield url
+    finally:
+        loop.run_until_complete(manager.__aexit__(None, None, None))
+        loop.close()

@@ -108,6 +108,30 @@ class Served:
         return self.process.returncode
 
 
+def kill(served: Served) -> None:
+    """Crash the whole server: SIGKILL its main process and every worker, then reap it.
+
+    Killing only the main process would leave Granian's workers serving as orphans.
+    """
+    workers = child_processes(served.process.pid)
+    for pid in (served.process.pid, *workers):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    served.process.wait(10)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.01)  # not our children: wait until they are dead (or zombies)
+    served.stop()  # closes the client; the process is already gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
+
+
 def launch(cwd: Path, *args: str, env: dict[str, str] | None = None,
            port: int | None = None, data_dir: Path | None = None,
            scheme: str = "https", wait: bool = True) -> Served:
