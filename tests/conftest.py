@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import asyncio
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
@@ -8,7 +7,7 @@ import pytest
 
 pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
 
-from tests.backends import BACKENDS, postgresql_schema  # noqa: E402
+from tests.backends import BACKENDS, postgresql_schema, synchronously  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
 
@@ -37,11 +36,4 @@ def schema_url() -> Iterator[str]:
 
     Synchronous, for tests that start ``docbase serve`` processes on it.
     """
-    loop = asyncio.new_event_loop()
-    manager = postgresql_schema()
-    try:
-        url = loop.run_until_complete(manager.__aenter__())
-        yield url
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
+    yield from synchronously(postgresql_schema())
