@@ -18,7 +18,9 @@ def create_engine(url: str) -> AsyncEngine | sa.Engine:
     """Create an engine for ``sqlite:///path.db``, ``sqlite://`` or ``postgresql://...``.
 
     PostgreSQL gets an asyncpg :class:`AsyncEngine` (``?schema=name`` sets the search
-    path, ``?pool_pre_ping=true`` pings pooled connections before use). SQLite gets a
+    path, ``?pool_pre_ping=true`` pings pooled connections before use,
+    ``?connect_timeout=SECONDS`` bounds opening a connection, default
+    :data:`CONNECT_TIMEOUT`). SQLite gets a
     synchronous engine that the stores drive from worker threads, one hop per operation
     (an ``AsyncEngine`` with aiosqlite works too, at several hops per operation).
 
@@ -40,6 +42,9 @@ def create_engine(url: str) -> AsyncEngine | sa.Engine:
 # PostgreSQL, an empty prepared-statement cache) on every call; the backend's threads
 # (16) cover it
 _POOL_SIZE = 15
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a PostgreSQL connection before the call fails with ``BackendError``
+(503), so that requests to an unreachable server answer rather than hang."""
 
 
 def _sqlite(url: str) -> sa.Engine:
@@ -62,7 +67,9 @@ def _postgresql(url: str) -> AsyncEngine:
     query = dict(parsed.query)
     schema = query.pop("schema", None)
     pre_ping = query.pop("pool_pre_ping", "false")
-    connect_args: dict[str, object] = {}
+    timeout = query.pop("connect_timeout", None)
+    connect_args: dict[str, object] = {
+        "timeout": float(timeout) if isinstance(timeout, str) else CONNECT_TIMEOUT}
     if isinstance(schema, str):
         connect_args["server_settings"] = {"search_path": schema}
     # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
