@@ -22,6 +22,14 @@ from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 
 
+class Deletion(msgspec.Struct, frozen=True):
+    """One collection's part of :meth:`DocumentStore.delete_all`: ids, maybe a version."""
+
+    collection: str
+    ids: tuple[str, ...]
+    expected_version: int | None = None
+
+
 class DocumentStore(Protocol):
     """Stores JSON documents in named collections and answers queries about them.
 
@@ -30,6 +38,9 @@ class DocumentStore(Protocol):
     :class:`~docbase.core.errors.BackendError` when the backend fails or is unreachable;
     the next call tries again (reconnecting if needed).
     """
+
+    transactional: bool
+    """Whether :meth:`delete_all` is all or nothing (one transaction)."""
 
     async def open(self) -> None:
         """Connect and prepare storage (create or migrate the layout). Idempotent."""
@@ -126,6 +137,21 @@ class DocumentStore(Protocol):
             VersionMismatch: ``expected_version`` is given and the stored document is at
                 another version; nothing is deleted.
             ValueError: ``expected_version`` is given with other than one id.
+
+        """
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete each group as :meth:`delete` would, in order; return each one's ids.
+
+        When :attr:`transactional`, the groups are deleted in one transaction: a
+        failure deletes nothing. Otherwise (MongoDB without a replica set) they are
+        deleted one after another, and a failure leaves the earlier groups deleted and
+        the later ones in place; callers list children before their parents, so no
+        child outlives its parent.
+
+        Raises:
+            VersionMismatch: a group's ``expected_version`` differs from the stored one.
+            ValueError: a group has an ``expected_version`` and other than one id.
 
         """
 

@@ -15,7 +15,7 @@ import pytest
 
 from docbase.core.documents import Document, new_document
 from docbase.core.errors import Conflict, MailDeliveryError, NotFound, VersionMismatch
-from docbase.core.ports import BlobStore, DocumentStore, Mailer, MailMessage
+from docbase.core.ports import BlobStore, Deletion, DocumentStore, Mailer, MailMessage
 from docbase.core.query import (
     MATCH_ALL,
     Aggregate,
@@ -316,6 +316,37 @@ class DocumentStoreContract:
                 assert remaining[document["_id"]]["i"] == document["i"] + 100
             else:
                 assert document["_id"] not in remaining
+
+    async def test_delete_all_deletes_each_group_and_reports_it(
+        self, store: DocumentStore
+    ) -> None:
+        docs = await seed(store, {"i": 1}, {"i": 2})
+        (other,) = await store.find(C, Query(filter=Eq(("i",), 2)))
+        child = doc(of=docs[0]["_id"])
+        await store.insert("children", [child])
+        deleted = await store.delete_all([
+            Deletion("children", (child["_id"], "0" * 24)),
+            Deletion(C, (docs[0]["_id"],), expected_version=0),
+            Deletion("never_written", ("0" * 24,)),
+        ])
+        assert deleted == [[child["_id"]], [docs[0]["_id"]], []]
+        assert await store.count("children", MATCH_ALL) == 0
+        assert ids_of(await store.find(C, Query())) == [other["_id"]]
+
+    async def test_delete_all_failing_at_a_later_group_leaves_no_orphan(
+        self, store: DocumentStore
+    ) -> None:
+        (parent,) = await seed(store, {"name": "parent"})
+        await store.update(C, parent["_id"], parse_update({"name": "changed"}), stamp={})
+        children = [doc(of=parent["_id"], i=i) for i in range(3)]
+        await store.insert("children", children)
+        with pytest.raises(VersionMismatch):
+            await store.delete_all([Deletion("children", tuple(ids_of(children))),
+                                    Deletion(C, (parent["_id"],), expected_version=0)])
+        assert (await store.get(C, parent["_id"]))["name"] == "changed"
+        # in one transaction nothing is deleted; group by group, the children went first
+        remaining = await store.count("children", MATCH_ALL)
+        assert remaining == (len(children) if store.transactional else 0)
 
     async def test_delete_where_removes_matches_only(self, store: DocumentStore) -> None:
         docs = await seed(store, {"k": 1}, {"k": 2}, {"k": 1}, {})

@@ -18,6 +18,7 @@ from docbase.core import evaluate, grouping
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
@@ -33,6 +34,8 @@ def _copy(document: Document) -> Document:
 
 class MemoryDocumentStore(AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
+
+    transactional = True  # nothing awaits between checking and deleting
 
     def __init__(self) -> None:
         self._collections: dict[str, dict[str, Document]] = {}
@@ -132,11 +135,21 @@ class MemoryDocumentStore(AsyncResource):
         expected_version: int | None = None,
     ) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete`."""
-        target = self._collections.get(collection, {})
-        versioned = versioned_id(document_ids, expected_version)
-        if versioned is not None and versioned in target:
-            check_version(versioned, target[versioned].get("_version", 0), expected_version)
-        return [i for i in dict.fromkeys(document_ids) if target.pop(i, None) is not None]
+        (deleted,) = await self.delete_all([Deletion(collection, tuple(document_ids),
+                                                     expected_version)])
+        return deleted
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_all`."""
+        for deletion in deletions:  # every version first: a mismatch deletes nothing
+            target = self._collections.get(deletion.collection, {})
+            versioned = versioned_id(deletion.ids, deletion.expected_version)
+            if versioned is not None and versioned in target:
+                check_version(versioned, target[versioned].get("_version", 0),
+                              deletion.expected_version)
+        return [[i for i in dict.fromkeys(deletion.ids)
+                 if self._collections.get(deletion.collection, {}).pop(i, None) is not None]
+                for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""

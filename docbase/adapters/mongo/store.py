@@ -46,6 +46,7 @@ from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
@@ -58,6 +59,8 @@ _UNSEARCHED = {SEARCH_FIELD: 0}
 
 class MongoDocumentStore(AsyncResource):
     """Collections of documents in one MongoDB database."""
+
+    transactional = False  # a standalone server has none; delete_all goes group by group
 
     def __init__(
         self,
@@ -193,6 +196,13 @@ class MongoDocumentStore(AsyncResource):
             if found:
                 await target.delete_many({"_id": {"$in": list(found)}})
         return [str(oid) for oid in oids if oid in found]
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete group after group, in order (no transactions on a standalone server)."""
+        for deletion in deletions:  # refuse a bad group before deleting anything
+            versioned_id(deletion.ids, deletion.expected_version)
+        return [await self.delete(d.collection, d.ids, expected_version=d.expected_version)
+                for d in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matching documents with one ``delete_many``; return their ids."""
