@@ -173,6 +173,26 @@ class DocumentStore(Protocol):
         """
 
 
+class DeletesByGroups:
+    """For stores: :meth:`DocumentStore.delete` as a one-group :meth:`~DocumentStore.delete_all`."""
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Keep the contract of :meth:`DocumentStore.delete_all` (the store's own)."""
+        raise NotImplementedError
+
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Keep the contract of :meth:`DocumentStore.delete`, one group of ``delete_all``."""
+        (deleted,) = await self.delete_all([Deletion(collection, tuple(document_ids),
+                                                     expected_version)])
+        return deleted
+
+
 class BlobInfo(msgspec.Struct, frozen=True):
     """What a blob store knows about one stored blob."""
 

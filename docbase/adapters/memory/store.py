@@ -18,7 +18,7 @@ from docbase.core import evaluate, grouping
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.ports import Deletion
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
@@ -32,7 +32,7 @@ def _copy(document: Document) -> Document:
     return result
 
 
-class MemoryDocumentStore(AsyncResource):
+class MemoryDocumentStore(DeletesByGroups, AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
 
     transactional = True  # nothing awaits between checking and deleting
@@ -126,18 +126,6 @@ class MemoryDocumentStore(AsyncResource):
         self._check_unique(collection, [changed], replacing=document_id)
         self._collections[collection][document_id] = _copy(changed)
         return changed
-
-    async def delete(
-        self,
-        collection: str,
-        document_ids: Sequence[str],
-        *,
-        expected_version: int | None = None,
-    ) -> list[str]:
-        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete`."""
-        (deleted,) = await self.delete_all([Deletion(collection, tuple(document_ids),
-                                                     expected_version)])
-        return deleted
 
     async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_all`."""

@@ -46,7 +46,7 @@ from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.ports import Deletion
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
@@ -57,7 +57,7 @@ _UPDATE_ATTEMPTS = 1000  # optimistic retries of one read-apply-replace update
 _UNSEARCHED = {SEARCH_FIELD: 0}
 
 
-class MongoDocumentStore(AsyncResource):
+class MongoDocumentStore(DeletesByGroups, AsyncResource):
     """Collections of documents in one MongoDB database."""
 
     transactional = False  # a standalone server has none; delete_all goes group by group
@@ -166,19 +166,14 @@ class MongoDocumentStore(AsyncResource):
                                               encode_document(changed))
         return changed if result.matched_count else None
 
-    async def delete(
-        self,
-        collection: str,
-        document_ids: Sequence[str],
-        *,
-        expected_version: int | None = None,
-    ) -> list[str]:
-        """Delete the stored documents among ``document_ids``; return those ids.
+    async def _delete(self, deletion: Deletion) -> list[str]:
+        """Delete the stored documents among ``deletion.ids``; return those ids.
 
         At an expected version one ``delete_one`` selects by ``_id`` and ``_version``.
         """
-        versioned = versioned_id(document_ids, expected_version)
-        oids = [oid for oid in (object_id(i) for i in dict.fromkeys(document_ids)) if oid]
+        collection, expected_version = deletion.collection, deletion.expected_version
+        versioned = versioned_id(deletion.ids, expected_version)
+        oids = [oid for oid in (object_id(i) for i in dict.fromkeys(deletion.ids)) if oid]
         if not oids:
             return []
         target = self._collection(collection)
@@ -201,8 +196,7 @@ class MongoDocumentStore(AsyncResource):
         """Delete group after group, in order (no transactions on a standalone server)."""
         for deletion in deletions:  # refuse a bad group before deleting anything
             versioned_id(deletion.ids, deletion.expected_version)
-        return [await self.delete(d.collection, d.ids, expected_version=d.expected_version)
-                for d in deletions]
+        return [await self._delete(deletion) for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matching documents with one ``delete_many``; return their ids."""

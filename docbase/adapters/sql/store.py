@@ -24,7 +24,7 @@ from docbase.core.documents import Document
 from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.ports import Deletion
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
@@ -38,7 +38,7 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class SqlDocumentStore(AsyncResource):
+class SqlDocumentStore(DeletesByGroups, AsyncResource):
     """Collections as tables ``c_<n>`` of JSON documents; see :mod:`.schema`."""
 
     transactional = True
@@ -189,18 +189,6 @@ class SqlDocumentStore(AsyncResource):
             return changed
 
         return await self.backend.run(work, write=True)
-
-    async def delete(
-        self,
-        collection: str,
-        document_ids: Sequence[str],
-        *,
-        expected_version: int | None = None,
-    ) -> list[str]:
-        """Delete by ids in one statement; return the ids deleted, in request order."""
-        (deleted,) = await self.delete_all([Deletion(collection, tuple(document_ids),
-                                                     expected_version)])
-        return deleted
 
     async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         """Delete each group with one statement, all in one transaction.
