@@ -1,13 +1,13 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
 
 pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
 
-from tests.backends import BACKENDS, postgresql_schema, synchronously  # noqa: E402
+from tests.backends import BACKENDS  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
 
@@ -28,12 +28,3 @@ def store(stores: Any) -> Any:
 @pytest.fixture
 def blob_store(stores: Any) -> Any:
     return stores[1]
-
-
-@pytest.fixture
-def schema_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL).
-
-    Synchronous, for tests that start ``docbase serve`` processes on it.
-    """
-    yield from synchronously(postgresql_schema())

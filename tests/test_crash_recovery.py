@@ -23,6 +23,9 @@ import httpx
 import pytest
 
 from tests.test_serve_harness import Served, kill, launch
+from tests.test_serve_postgresql import schema_url
+
+__all__ = ["schema_url"]  # the fixture, used by storage()
 
 KILLS = 5
 CLIENTS = 6
