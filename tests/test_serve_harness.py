@@ -1,9 +1,10 @@
 """Start the real ``docbase serve`` as a subprocess over TLS on loopback (no tests here).
 
-Used by ``test_serve*.py`` and ``test_readme*.py``: :func:`start_server` runs the
-installed console script (or ``python -m docbase.cli``) in a temporary working
-directory and waits until ``GET /health`` answers over TLS with the server's own
-certificate.
+Used by ``test_serve*.py``, ``test_readme*.py``, the fault tests (``test_crash_recovery.py``
+and others, which crash a server with :func:`kill`) and ``benchmarks/soak.py``:
+:func:`launch` runs the installed console script (or ``python -m docbase.cli``) in a
+temporary working directory and waits until ``GET /health`` answers over TLS with the
+server's own certificate.
 """
 
 from __future__ import annotations
