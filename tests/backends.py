@@ -7,17 +7,15 @@ a reason locally and fails under ``CI=true``.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Any, TypeVar
+from collections.abc import AsyncIterator, Callable
+from typing import Any
 
 import pytest
 
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
 
-T = TypeVar("T")
 IN_CI = os.environ.get("CI", "").lower() == "true"
 
 Backend = Callable[[pytest.FixtureRequest], contextlib.AbstractAsyncContextManager[Any]]
@@ -28,19 +26,6 @@ def service_missing(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"required service unavailable under CI=true: {reason}")
     pytest.skip(reason)
-
-
-def synchronously(manager: contextlib.AbstractAsyncContextManager[T]) -> Iterator[T]:
-    """Enter ``manager`` in a private event loop, yield its value, exit it likewise.
-
-    For synchronous fixtures (servers in subprocesses) that need an async resource.
-    """
-    loop = asyncio.new_event_loop()
-    try:
-        yield loop.run_until_complete(manager.__aenter__())
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
 
 
 @contextlib.asynccontextmanager

@@ -17,15 +17,13 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
-import uuid
 from collections.abc import AsyncIterator, Iterator
-from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from tests.backends import mongo_server, mongo_url, postgresql_schema, synchronously
+from tests.served_engines import ENGINES, engine_storage
 from tests.test_serve_harness import Served, launch
 
 C = "/rest/shared"
@@ -50,29 +48,12 @@ class Servers:
             yield clients
 
 
-def _storage(engine: str, directory: Path) -> Iterator[str]:
-    if engine == "sqlite":
-        yield f"sqlite:///{directory}/shared.db"
-    elif engine == "postgresql":
-        yield from synchronously(postgresql_schema())
-    elif engine == "mongo":
-        base, _ = mongo_server()
-        yield mongo_url(base, f"docbase_writers_{uuid.uuid4().hex[:12]}")
-    else:
-        yield "memory://"
-
-
-@pytest.fixture(scope="module", params=[
-    "sqlite",
-    pytest.param("postgresql", marks=pytest.mark.postgres),
-    pytest.param("mongo", marks=pytest.mark.mongo),
-    "memory",
-])
+@pytest.fixture(scope="module", params=ENGINES)
 def servers(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     """Two servers on one storage of the engine (one server on memory), for the module."""
     directory = tmp_path_factory.mktemp(request.param)
-    for storage in _storage(request.param, directory):
+    with engine_storage(request.param, directory) as storage:
         started: list[Served] = []
         try:
             for name in ("a", "b")[: 1 if request.param == "memory" else 2]:

@@ -15,17 +15,15 @@ import asyncio
 import contextlib
 import random
 import uuid
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
+from tests.served_engines import engine_storage
 from tests.test_serve_harness import Served, kill, launch
-from tests.test_serve_postgresql import schema_url
-
-__all__ = ["schema_url"]  # the fixture, used by storage()
 
 KILLS = 5
 CLIENTS = 6
@@ -154,12 +152,10 @@ async def _drive(ledger: Ledger, client: httpx.AsyncClient, rng: random.Random,
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def storage(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
     """The storage URL the killed servers share."""
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path}/crash.db"
-    url: str = request.getfixturevalue("schema_url")
-    return url
+    with engine_storage(request.param, tmp_path) as url:
+        yield url
 
 
 @contextlib.asynccontextmanager

@@ -22,6 +22,7 @@ EXPECTED = {
     "InvalidQuery": 400,
     "InvalidId": 400,
     "RegexTimeout": 400,
+    "QueryTimeout": 400,
     "UnsupportedMediaType": 415,
     "NotFound": 404,
     "ValidationFailed": 422,

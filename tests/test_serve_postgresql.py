@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import postgresql_schema, synchronously
+from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 pytestmark = pytest.mark.postgres
@@ -17,7 +17,8 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture
 def schema_url() -> Iterator[str]:
     """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    yield from synchronously(postgresql_schema())
+    with postgresql_storage() as url:
+        yield url
 
 
 def test_two_servers_on_one_postgresql_share_documents_and_keys(

@@ -70,7 +70,7 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
         ConfigurationError: the hooks file or module cannot be loaded.
 
     """
-    store, blobs = open_stores(spec.storage)
+    store, blobs = open_stores(spec.storage, query_timeout=spec.limits.query_timeout)
     options.setdefault("mailer", build_mailer())
     options.setdefault("smtp_mailer", smtp_mailer)
     database = Database(store, blobs, name=spec.name, limits=spec.limits, **options)

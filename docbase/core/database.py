@@ -19,6 +19,7 @@ from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
@@ -58,6 +59,8 @@ class Database(AsyncResource):
         self.relations = Relations(store)
         self.auth_cache = SystemCache()
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
+        self.rate_limiter = RateLimiter(store, self.limits, self.auth_cache)
+        """Requests per key and per address, failed credentials per address."""
         self.settings = SettingsStore(store, self.auth_cache)
         """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
         self.mail = MailService(self, smtp_mailer)

@@ -8,7 +8,8 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     │   └── MissingDependencyError  the adapter's optional driver is not installed
     ├── InvalidQuery              malformed q/h/URL parameter or update body
     │   ├── InvalidId             not a 24-hex ObjectID
-    │   ├── RegexTimeout          a ``$regex`` ran past its time limit on one value
+    │   ├── QueryTimeout          a query ran past ``limits.query_timeout``
+    │   │   └── RegexTimeout      a ``$regex`` ran past its time limit on one value
     │   └── UnsupportedMediaType  a body (or upload) of a content type not read here
     ├── NotFound                  unknown document, collection or blob
     ├── ValidationFailed          schema validation failed; carries ``fields``
@@ -86,7 +87,11 @@ class UnsupportedMediaType(InvalidQuery):
     """A request body or upload has a content type this operation does not read."""
 
 
-class RegexTimeout(InvalidQuery):
+class QueryTimeout(InvalidQuery):
+    """A query ran longer than ``limits.query_timeout`` allows one store operation."""
+
+
+class RegexTimeout(QueryTimeout):
     """A ``$regex`` took longer than its time limit on one value (it backtracks badly)."""
 
 

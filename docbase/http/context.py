@@ -113,14 +113,40 @@ class Caller(NamedTuple):
     bearer: Bearer | None = None
 
 
+def client_address(request: Request[Any, Any, Any]) -> str | None:
+    """The address the request came from (the proxy's client with ``--proxy-headers``)."""
+    client = request.scope.get("client")
+    return str(client[0]) if client else None
+
+
 async def authenticate_request(database: Database, request: Request[Any, Any, Any]) -> Caller:
-    """Authenticate the API key of a request, else its bearer token.
+    """Authenticate the API key of a request, else its bearer token, within rate limits.
+
+    Every request with a credential passes here, so the database's
+    :class:`~docbase.core.limits.RateLimiter` is asked here, once: an address that
+    failed too many credentials is refused before its credential is looked at, a
+    refused credential is counted, and an accepted one counts against the per-key and
+    per-address limits.
 
     Raises:
         Unauthorized: neither is given, or the key is unknown, expired or revoked.
         InvalidToken: the bearer token is refused (see :mod:`docbase.core.auth.tokens`).
+        TooManyRequests: a rate limit is reached (429 with ``Retry-After``).
 
     """
+    limiter, address = database.rate_limiter, client_address(request)
+    await limiter.check_address(address)
+    try:
+        caller = await _authenticate(database, request)
+    except Unauthorized:
+        if raw_key(request) or raw_token(request):  # a wrong guess, not a missing key
+            await limiter.credential_failed(address)
+        raise
+    await limiter.admit(caller.principal, address)
+    return caller
+
+
+async def _authenticate(database: Database, request: Request[Any, Any, Any]) -> Caller:
     key = raw_key(request)
     token = None if key else raw_token(request)
     if token is not None:

@@ -29,6 +29,7 @@ from typing import Any, Protocol, TextIO
 import msgspec
 from granian import Granian
 from granian.constants import HTTPModes, Interfaces, SSLProtocols
+from granian.http import HTTP1Settings
 
 from docbase.bootstrap import (
     ADMIN_KEY_ENV,
@@ -45,6 +46,7 @@ from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
 from docbase.http.app import create_app
 from docbase.http.proxy import ForwardedHttpsOnly
+from docbase.http.security_headers import SecurityHeaders
 from docbase.http.tls import ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
@@ -125,7 +127,7 @@ def build_app(deployment: Deployment) -> Any:
                           on_shutdown=[stop])
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
-    return app
+    return SecurityHeaders(app)
 
 
 async def resume_mail(database: Database) -> None:
@@ -269,7 +271,10 @@ def granian(
     """Configure Granian as ``docbase serve`` runs it (the benchmarks reuse this).
 
     ``target`` is the import path of an ASGI app factory; TLS 1.2 or later when the
-    listener has certificate files; HTTP/1.1, and HTTP/2 for clients that offer it.
+    listener has certificate files, with rustls's cipher suites, all of them forward
+    secret AEAD ones (``docs/security.md``); HTTP/1.1, and HTTP/2 for clients that
+    offer it. A client gets ``header_timeout`` to send its request headers, so slow
+    clients cannot hold connections open for long.
     """
     runner: Runner = Granian(
         target,
@@ -284,6 +289,7 @@ def granian(
         ssl_key=Path(listener.keyfile) if listener.keyfile else None,
         ssl_protocol_min=SSLProtocols.tls12,
         workers_kill_timeout=math.ceil(deployment.graceful_timeout),
+        http1_settings=HTTP1Settings(header_read_timeout=round(deployment.header_timeout * 1000)),
         respawn_failed_workers=True,
         pid_file=pid_file,
         log_access=False,

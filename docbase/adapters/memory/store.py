@@ -20,6 +20,8 @@ from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.query.deadline import within
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
@@ -37,7 +39,9 @@ class MemoryDocumentStore(DeletesByGroups, AsyncResource):
 
     transactional = True  # nothing awaits between checking and deleting
 
-    def __init__(self) -> None:
+    def __init__(self, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT) -> None:
+        """Start empty; each query may match for ``query_timeout`` seconds in total."""
+        self.query_timeout = query_timeout
         self._collections: dict[str, dict[str, Document]] = {}
         self._unique: dict[str, set[Path]] = {}
         self._indexes: dict[str, set[Path]] = {}
@@ -91,11 +95,13 @@ class MemoryDocumentStore(DeletesByGroups, AsyncResource):
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.find`."""
-        return evaluate.run_query(self._documents(collection), query)
+        with within(self.query_timeout):
+            return evaluate.run_query(self._documents(collection), query)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.count`."""
-        return evaluate.count(self._documents(collection), filter)
+        with within(self.query_timeout):
+            return evaluate.count(self._documents(collection), filter)
 
     async def aggregate(
         self,
@@ -105,7 +111,8 @@ class MemoryDocumentStore(DeletesByGroups, AsyncResource):
         aggregates: Sequence[Aggregate],
     ) -> list[AggregateRow]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
-        matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
+        with within(self.query_timeout):
+            matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
         rows = grouping.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
 
@@ -142,7 +149,8 @@ class MemoryDocumentStore(DeletesByGroups, AsyncResource):
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""
         target = self._collections.get(collection, {})
-        doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
+        with within(self.query_timeout):
+            doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
         for document_id in doomed:
             del target[document_id]
         return doomed

@@ -48,6 +48,8 @@ from docbase.core.errors import BackendError, InvalidId, NotFound
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.query.deadline import within
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
@@ -68,8 +70,14 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         database: str = DEFAULT_DATABASE,
         *,
         owns_client: bool = False,
+        query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     ) -> None:
-        """Use ``database`` through ``client``; ``close()`` closes it if ``owns_client``."""
+        """Use ``database`` through ``client`` (closed with the store if ``owns_client``).
+
+        Reads carry ``maxTimeMS`` = ``query_timeout``, residual filters the same bound.
+        """
+        self.query_timeout = query_timeout
+        self._max_time_ms = max(1, round(query_timeout * 1000))
         self._client = client
         self._db: AsyncDatabase[Raw] = client[database]
         self._owns_client = owns_client
@@ -204,7 +212,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         target = self._collection(collection)
         if compiled.residual is None:
             with translated(f"select in {collection!r}"):
-                oids = [raw["_id"] async for raw in target.find(compiled.query, {"_id": 1})]
+                oids = [raw["_id"] async for raw in target.find(
+                    compiled.query, {"_id": 1}, max_time_ms=self._max_time_ms)]
         else:
             oids = [ObjectId(d["_id"]) for d in await self._candidates(collection, compiled)]
         if not oids:
@@ -250,20 +259,22 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         """Filter, sort and page on the server; ``None`` if the sort needs core."""
         target = self._collection(collection)
         with translated(f"query {collection!r}"):
-            if query.sort and await _run(target, unsortable_pipeline(match, query.sort)):
+            if query.sort and await self._run(target, unsortable_pipeline(match, query.sort)):
                 return None
-            page = await _run(target, page_pipeline(match, query))
+            page = await self._run(target, page_pipeline(match, query))
         return [decode_document(raw) for raw in page]
 
     async def _candidates(self, collection: str, compiled: CompiledFilter) -> list[Document]:
         """Fetch the documents matching ``compiled``, its residual checked with core."""
         with translated(f"query {collection!r}"):
-            cursor = self._collection(collection).find(compiled.query, _UNSEARCHED)
+            cursor = self._collection(collection).find(compiled.query, _UNSEARCHED,
+                                                       max_time_ms=self._max_time_ms)
             documents = [decode_document(raw) async for raw in cursor]
         residual = compiled.residual
         if residual is None:
             return documents
-        return [document for document in documents if evaluate.matches(residual, document)]
+        with within(self.query_timeout):
+            return [doc for doc in documents if evaluate.matches(residual, doc)]
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents (on the server unless a residual remains)."""
@@ -271,7 +282,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         if compiled.residual is not None:
             return len(await self._candidates(collection, compiled))
         with translated(f"count in {collection!r}"):
-            return await self._collection(collection).count_documents(compiled.query)
+            return await self._collection(collection).count_documents(
+                compiled.query, maxTimeMS=self._max_time_ms)
 
     async def aggregate(
         self,
@@ -285,7 +297,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         if compiled.residual is None:
             pipeline = group_pipeline(compiled.query, groupby, aggregates)
             with translated(f"aggregate {collection!r}"):
-                raw = await _run(self._collection(collection), pipeline)
+                raw = await self._run(self._collection(collection), pipeline)
             rows = decode_rows(raw, groupby, aggregates)
             if rows is not None:
                 return rows
@@ -315,8 +327,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         with translated(f"index {'.'.join(path)!r} of {collection!r}"):
             await ensure_index(self._collection(collection), path, unique=unique)
 
-
-async def _run(target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
-    # sort keys are computed, so no index serves a sort: let big sorts spill to disk
-    cursor = await target.aggregate(pipeline, allowDiskUse=True)
-    return await cursor.to_list()
+    async def _run(self, target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
+        # sort keys are computed, so no index serves a sort: let big sorts spill to disk
+        cursor = await target.aggregate(pipeline, allowDiskUse=True,
+                                        maxTimeMS=self._max_time_ms)
+        return await cursor.to_list()

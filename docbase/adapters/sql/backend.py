@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
+import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -38,12 +40,15 @@ from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
+from docbase.core.query.deadline import within
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 AnyEngine = AsyncEngine | sa.Engine
 
 _BUSY_TIMEOUT_MS = 30_000
+_PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
 _THREADS = 16  # at least the connection pool's size (15, see engine.py)
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
 
@@ -104,6 +109,8 @@ class SqlBackend:
         self._tables: dict[str, int] = {}
         self._clauses: dict[int, sa.TableClause] = {}
         self._ready = False
+        self.query_timeout = DEFAULT_QUERY_TIMEOUT
+        """Seconds one operation may run: SQLite statements and ``REGEXP`` matching."""
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
         if self.dialect.name == "sqlite":
@@ -161,11 +168,31 @@ class SqlBackend:
                     self._threads, self._run_sync, self.engine, work, write)
 
     def _run_sync(self, engine: sa.Engine, work: Work[T], write: bool) -> T:
-        with engine.connect() as conn:
+        with engine.connect() as conn, within(self.query_timeout), self._interrupted(conn):
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
             with conn.execution_options(docbase_write=True).begin():
                 return work(conn)
+
+    @contextlib.contextmanager
+    def _interrupted(self, conn: sa.Connection) -> Iterator[None]:
+        """Interrupt a SQLite statement once the operation's time is spent.
+
+        SQLite has no ``statement_timeout``; its progress handler, called every few
+        thousand virtual-machine steps, aborts the statement ("interrupted", which
+        :mod:`.errors` turns into ``QueryTimeout``). PostgreSQL needs none of this; an
+        engine on aiosqlite that a caller hands in goes without.
+        """
+        raw = conn.connection.driver_connection
+        if not isinstance(raw, sqlite3.Connection):  # PostgreSQL, or aiosqlite's wrapper
+            yield
+            return
+        deadline = time.monotonic() + self.query_timeout
+        raw.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
+        try:
+            yield
+        finally:
+            raw.set_progress_handler(None, 0)
 
     @contextlib.asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:

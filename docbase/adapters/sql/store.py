@@ -43,9 +43,13 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
 
     transactional = True
 
-    def __init__(self, engine: AnyEngine, *, owns_engine: bool = False) -> None:
+    def __init__(self, engine: AnyEngine, *, owns_engine: bool = False,
+                 query_timeout: float | None = None) -> None:
+        """Store documents through ``engine``; ``query_timeout`` bounds each operation."""
         self.engine = engine
         self.backend = SqlBackend.for_engine(engine)
+        if query_timeout is not None:
+            self.backend.query_timeout = query_timeout
         self.dialect = self.backend.dialect
         self._owns_engine = owns_engine
         # per table number: SELECT body WHERE id = :id, built once so that a read skips
