@@ -4,8 +4,8 @@ A recorder wraps each stage of ``db.pipeline`` and logs it as it starts; a valid
 a hook at every hook point and a change subscriber log themselves too. Each entry point
 then has to produce exactly the sequence written out below: authorize, validate,
 before-hooks, store, after-hooks, publish (cascaded child deletes nested inside the
-parent's store stage). Reads pass authorize, the strict-mode check and the before-read
-hooks.
+parent's store stage, which stores them too, in the same store call). Reads pass
+authorize, the strict-mode check and the before-read hooks.
 """
 
 from __future__ import annotations
@@ -58,10 +58,11 @@ def record(db: Database) -> Log:
 
 
 def passes(collection: str, operation: str, ids: list[str] | None = None,
-           inner: Log | None = None) -> Log:
+           inner: Log | None = None, *, store: bool = True) -> Log:
     """The log of one write of ``collection`` through every stage, in order.
 
     ``ids`` are the ids its change event carries (``None``: no event, nothing changed).
+    Without ``store``, another write's store stage stores it (a cascaded delete).
     """
     return [
         ("stage", "authorize", collection),
@@ -69,7 +70,7 @@ def passes(collection: str, operation: str, ids: list[str] | None = None,
         ("validator", collection),
         ("stage", "before-hooks", collection),
         ("hook", f"before_{operation}", collection),
-        ("stage", "store", collection),
+        *([("stage", "store", collection)] if store else []),
         *(inner or []),
         ("stage", "after-hooks", collection),
         ("hook", f"after_{operation}", collection),
@@ -79,9 +80,12 @@ def passes(collection: str, operation: str, ids: list[str] | None = None,
 
 
 def cascade(parent_ids: list[str], child_ids: list[str] | None) -> Log:
-    """A delete of people: the cascaded delete of their orders runs the stages too."""
+    """A delete of people: the cascaded delete of their orders runs the stages too.
+
+    The people's store stage deletes the orders with the people, in one store call.
+    """
     return passes("people", "delete", parent_ids,
-                  inner=passes("orders", "delete", child_ids))
+                  inner=passes("orders", "delete", child_ids, store=False))
 
 
 class World:

@@ -8,14 +8,13 @@ thin translation of requests into these calls; ``docs/embedding.md`` shows them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import overload
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.changes import ChangeBus
 from docbase.core.collection import Collection
-from docbase.core.events import Operation, WriteEvent
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
@@ -24,8 +23,9 @@ from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
+from docbase.core.pipeline.cascade import CascadedDeletes
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
-from docbase.core.relations import ParentRef, Relations, children_of
+from docbase.core.relations import ParentRef, Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.registry import SchemaRegistry
 from docbase.core.schema.validation import SchemaValidator
@@ -73,11 +73,13 @@ class Database(AsyncResource):
         self.relations = Relations(self.documents)
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
+        cascade = CascadedDeletes(self.relations, self.documents)
         self.pipeline = Pipeline(
-            write_stages(store=self.documents, relations=self.relations, cascade=self._cascade,
+            write_stages(store=self.documents, relations=self.relations, cascade=cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),
             read_stages(hooks=self.hooks, schemas=self.schemas),
         )
+        cascade.pipeline = self.pipeline
 
     async def open(self) -> None:
         """Open the underlying stores."""
@@ -146,17 +148,6 @@ class Database(AsyncResource):
     async def child_fields(self, collection: str) -> list[str]:
         """The child fields (subcollections) recorded for a parent collection."""
         return await self.relations.child_fields(collection)
-
-    async def _cascade(self, write: WriteEvent, ids: Sequence[str]) -> None:
-        """Delete the children of ``ids``, each child collection one write of the pipeline."""
-        if not ids:
-            return
-        for field in await self.relations.child_fields(write.collection):
-            await self.pipeline.write(WriteEvent(
-                field, write.principal, Operation.DELETE, "DELETE",
-                filter=children_of(write.collection, ids),
-                cause=f"cascade from {write.collection}",
-            ))
 
 
 __all__ = ["Collection", "Database", "ParentRef", "check_collection_name"]

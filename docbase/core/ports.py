@@ -22,6 +22,14 @@ from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 
 
+class Deletion(msgspec.Struct, frozen=True):
+    """One collection's part of :meth:`DocumentStore.delete_all`: ids, maybe a version."""
+
+    collection: str
+    ids: tuple[str, ...]
+    expected_version: int | None = None
+
+
 class DocumentStore(Protocol):
     """Stores JSON documents in named collections and answers queries about them.
 
@@ -30,6 +38,9 @@ class DocumentStore(Protocol):
     :class:`~docbase.core.errors.BackendError` when the backend fails or is unreachable;
     the next call tries again (reconnecting if needed).
     """
+
+    transactional: bool
+    """Whether :meth:`delete_all` is all or nothing (one transaction)."""
 
     async def open(self) -> None:
         """Connect and prepare storage (create or migrate the layout). Idempotent."""
@@ -109,8 +120,40 @@ class DocumentStore(Protocol):
 
         """
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete the documents with these ids; return the ids actually deleted."""
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Delete the documents with these ids; return the ids actually deleted.
+
+        Unknown ids are skipped. With ``expected_version`` (one id only) the document
+        is deleted only if its stored ``_version`` is that one, checked and deleted in
+        one atomic step, so a concurrent update is never deleted unseen.
+
+        Raises:
+            VersionMismatch: ``expected_version`` is given and the stored document is at
+                another version; nothing is deleted.
+            ValueError: ``expected_version`` is given with other than one id.
+
+        """
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete each group as :meth:`delete` would, in order; return each one's ids.
+
+        When :attr:`transactional`, the groups are deleted in one transaction: a
+        failure deletes nothing. Otherwise (MongoDB without a replica set) they are
+        deleted one after another, and a failure leaves the earlier groups deleted and
+        the later ones in place; callers list children before their parents, so no
+        child outlives its parent.
+
+        Raises:
+            VersionMismatch: a group's ``expected_version`` differs from the stored one.
+            ValueError: a group has an ``expected_version`` and other than one id.
+
+        """
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete every document matching ``filter`` in one operation; return their ids."""
@@ -128,6 +171,26 @@ class DocumentStore(Protocol):
             Conflict: ``unique`` is asked and stored documents already repeat a value.
 
         """
+
+
+class DeletesByGroups:
+    """For stores: :meth:`DocumentStore.delete` as a one-group :meth:`~DocumentStore.delete_all`."""
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Keep the contract of :meth:`DocumentStore.delete_all` (the store's own)."""
+        raise NotImplementedError
+
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Keep the contract of :meth:`DocumentStore.delete`, one group of ``delete_all``."""
+        (deleted,) = await self.delete_all([Deletion(collection, tuple(document_ids),
+                                                     expected_version)])
+        return deleted
 
 
 class BlobInfo(msgspec.Struct, frozen=True):

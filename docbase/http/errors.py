@@ -52,6 +52,7 @@ CORS_STATE = "docbase_cors"
 """``request.state`` key of the CORS headers an error response must carry as well."""
 
 __all__ = [
+    "BACKEND_RETRY_AFTER",
     "CORS_STATE",
     "ERROR_STATUSES",
     "EXCEPTION_HANDLERS",
@@ -144,8 +145,12 @@ def error_response(
                     media_type="application/json", headers=all_headers)
 
 
+BACKEND_RETRY_AFTER = 5
+"""Seconds a 503 (storage backend unavailable) asks the client to wait: ``Retry-After``."""
+
+
 def error_headers(exc: DocbaseError) -> dict[str, str]:
-    """Headers an error answer carries: a 401's challenge, a 429's ``Retry-After``."""
+    """Headers an error answer carries: a 401's challenge, a 429's or 503's ``Retry-After``."""
     if isinstance(exc, InvalidToken):  # general terms only: RFC 6750's error code
         return {"www-authenticate": 'Bearer realm="docbase", error="invalid_token", '
                                     'error_description="the token is invalid, expired '
@@ -154,6 +159,8 @@ def error_headers(exc: DocbaseError) -> dict[str, str]:
         return {"www-authenticate": 'Bearer realm="docbase"'}
     if isinstance(exc, TooManyRequests):
         return {"retry-after": str(exc.retry_after)}
+    if isinstance(exc, BackendError):
+        return {"retry-after": str(BACKEND_RETRY_AFTER)}
     return {}
 
 

@@ -18,11 +18,12 @@ from docbase.core import evaluate, grouping
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.query.deadline import within
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -33,8 +34,10 @@ def _copy(document: Document) -> Document:
     return result
 
 
-class MemoryDocumentStore(AsyncResource):
+class MemoryDocumentStore(DeletesByGroups, AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
+
+    transactional = True  # nothing awaits between checking and deleting
 
     def __init__(self, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT) -> None:
         """Start empty; each query may match for ``query_timeout`` seconds in total."""
@@ -131,10 +134,17 @@ class MemoryDocumentStore(AsyncResource):
         self._collections[collection][document_id] = _copy(changed)
         return changed
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete`."""
-        target = self._collections.get(collection, {})
-        return [i for i in dict.fromkeys(document_ids) if target.pop(i, None) is not None]
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_all`."""
+        for deletion in deletions:  # every version first: a mismatch deletes nothing
+            target = self._collections.get(deletion.collection, {})
+            versioned = versioned_id(deletion.ids, deletion.expected_version)
+            if versioned is not None and versioned in target:
+                check_version(versioned, target[versioned].get("_version", 0),
+                              deletion.expected_version)
+        return [[i for i in dict.fromkeys(deletion.ids)
+                 if self._collections.get(deletion.collection, {}).pop(i, None) is not None]
+                for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""

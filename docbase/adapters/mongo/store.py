@@ -46,11 +46,12 @@ from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.query.deadline import within
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 DEFAULT_DATABASE = "docbase"
 Raw = dict[str, Any]
@@ -58,8 +59,10 @@ _UPDATE_ATTEMPTS = 1000  # optimistic retries of one read-apply-replace update
 _UNSEARCHED = {SEARCH_FIELD: 0}
 
 
-class MongoDocumentStore(AsyncResource):
+class MongoDocumentStore(DeletesByGroups, AsyncResource):
     """Collections of documents in one MongoDB database."""
+
+    transactional = False  # a standalone server has none; delete_all goes group by group
 
     def __init__(
         self,
@@ -173,17 +176,37 @@ class MongoDocumentStore(AsyncResource):
                                               encode_document(changed))
         return changed if result.matched_count else None
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete the stored documents among ``document_ids``; return those ids."""
-        oids = [oid for oid in (object_id(i) for i in dict.fromkeys(document_ids)) if oid]
+    async def _delete(self, deletion: Deletion) -> list[str]:
+        """Delete the stored documents among ``deletion.ids``; return those ids.
+
+        At an expected version one ``delete_one`` selects by ``_id`` and ``_version``.
+        """
+        collection, expected_version = deletion.collection, deletion.expected_version
+        versioned = versioned_id(deletion.ids, expected_version)
+        oids = [oid for oid in (object_id(i) for i in dict.fromkeys(deletion.ids)) if oid]
         if not oids:
             return []
         target = self._collection(collection)
+        if versioned is not None:
+            with translated(f"delete {versioned} from {collection!r}"):
+                result = await target.delete_one({"_id": oids[0], "_version": expected_version})
+                if result.deleted_count:
+                    return [versioned]
+                stored = await target.find_one({"_id": oids[0]}, {"_version": 1})
+            if stored is not None:
+                check_version(versioned, stored.get("_version", 0), expected_version)
+            return []
         with translated(f"delete from {collection!r}"):
             found = {raw["_id"] async for raw in target.find({"_id": {"$in": oids}}, {"_id": 1})}
             if found:
                 await target.delete_many({"_id": {"$in": list(found)}})
         return [str(oid) for oid in oids if oid in found]
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete group after group, in order (no transactions on a standalone server)."""
+        for deletion in deletions:  # refuse a bad group before deleting anything
+            versioned_id(deletion.ids, deletion.expected_version)
+        return [await self._delete(deletion) for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matching documents with one ``delete_many``; return their ids."""

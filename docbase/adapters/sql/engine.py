@@ -20,7 +20,9 @@ def create_engine(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     """Create an engine for ``sqlite:///path.db``, ``sqlite://`` or ``postgresql://...``.
 
     PostgreSQL gets an asyncpg :class:`AsyncEngine` (``?schema=name`` sets the search
-    path, ``?pool_pre_ping=true`` pings pooled connections before use). SQLite gets a
+    path, ``?pool_pre_ping=true`` pings pooled connections before use,
+    ``?connect_timeout=SECONDS`` bounds opening a connection, default
+    :data:`CONNECT_TIMEOUT`). SQLite gets a
     synchronous engine that the stores drive from worker threads, one hop per operation
     (an ``AsyncEngine`` with aiosqlite works too, at several hops per operation).
     PostgreSQL sessions get ``statement_timeout`` = ``query_timeout``; SQLite's bound is
@@ -44,6 +46,9 @@ def create_engine(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
 # PostgreSQL, an empty prepared-statement cache) on every call; the backend's threads
 # (16) cover it
 _POOL_SIZE = 15
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a PostgreSQL connection before the call fails with ``BackendError``
+(503), so that requests to an unreachable server answer rather than hang."""
 
 
 def _sqlite(url: str) -> sa.Engine:
@@ -66,12 +71,15 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
     query = dict(parsed.query)
     schema = query.pop("schema", None)
     pre_ping = query.pop("pool_pre_ping", "false")
+    timeout = query.pop("connect_timeout", None)
     # a statement running longer is cancelled by the server (SQLSTATE 57014): one
     # request can never hold a connection and a worker for longer
     settings = {"statement_timeout": str(max(1, round(query_timeout * 1000)))}
     if isinstance(schema, str):
         settings["search_path"] = schema
-    connect_args: dict[str, object] = {"server_settings": settings}
+    connect_args: dict[str, object] = {
+        "server_settings": settings,
+        "timeout": float(timeout) if isinstance(timeout, str) else CONNECT_TIMEOUT}
     # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
     # then discards every pooled connection of that age; pre-ping costs a round trip
     return create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),

@@ -24,9 +24,10 @@ from docbase.core.documents import Document
 from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
 _encode = msgspec.json.Encoder().encode
@@ -37,8 +38,10 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class SqlDocumentStore(AsyncResource):
+class SqlDocumentStore(DeletesByGroups, AsyncResource):
     """Collections as tables ``c_<n>`` of JSON documents; see :mod:`.schema`."""
+
+    transactional = True
 
     def __init__(self, engine: AnyEngine, *, owns_engine: bool = False,
                  query_timeout: float | None = None) -> None:
@@ -191,19 +194,38 @@ class SqlDocumentStore(AsyncResource):
 
         return await self.backend.run(work, write=True)
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete by ids in one statement; return the ids deleted, in request order."""
-        wanted = list(dict.fromkeys(document_ids))
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete each group with one statement, all in one transaction.
 
-        def work(conn: sa.Connection) -> set[str]:
-            table = self.backend.table(conn, collection)
-            if table is None or not wanted:
-                return set()
-            statement = sa.delete(table).where(table.c.id.in_(wanted)).returning(table.c.id)
-            return set(conn.execute(statement).scalars())
+        At an expected version the statement itself compares the version, so a row
+        updated meanwhile is not deleted (PostgreSQL re-checks the condition on the
+        updated row; SQLite writers take turns); a mismatch rolls every group back.
+        """
+        wanted = [list(dict.fromkeys(deletion.ids)) for deletion in deletions]
+        versioned = [versioned_id(ids, d.expected_version) for ids, d in zip(
+            wanted, deletions, strict=True)]
 
-        deleted = await self.backend.run(work, write=True)
-        return [document_id for document_id in wanted if document_id in deleted]
+        def work(conn: sa.Connection) -> list[list[str]]:
+            return [self._delete_rows(conn, d.collection, ids, version_of, d.expected_version)
+                    for d, ids, version_of in zip(deletions, wanted, versioned, strict=True)]
+
+        return await self.backend.run(work, write=True)
+
+    def _delete_rows(self, conn: sa.Connection, collection: str, ids: list[str],
+                     versioned: str | None, expected_version: int | None) -> list[str]:
+        table = self.backend.table(conn, collection)
+        if table is None or not ids:
+            return []
+        statement = sa.delete(table).where(table.c.id.in_(ids))
+        if versioned is not None:
+            statement = statement.where(table.c.version == expected_version)
+        deleted = set(conn.execute(statement.returning(table.c.id)).scalars())
+        if versioned is not None and not deleted:
+            stored = conn.execute(sa.select(table.c.version)
+                                  .where(table.c.id == versioned)).scalar()
+            if stored is not None:
+                check_version(versioned, stored, expected_version)
+        return [document_id for document_id in ids if document_id in deleted]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matching documents in one statement; return their ids."""

@@ -72,6 +72,24 @@ class Pipeline:
             await stage(write)
         return write
 
+    async def prepare(self, write: WriteEvent) -> None:
+        """Pass ``write`` through the stages before the store stage only.
+
+        For a write whose store operation another write's store stage carries out (a
+        cascaded delete); :meth:`finish` passes it through the rest afterwards.
+        """
+        for stage in self.write_stages[: self._store_stage()]:
+            await stage(write)
+
+    async def finish(self, write: WriteEvent) -> None:
+        """Pass a ``write`` stored by another write through the stages after the store."""
+        for stage in self.write_stages[self._store_stage() + 1:]:
+            await stage(write)
+
+    def _store_stage(self) -> int:
+        return next(i for i, stage in enumerate(self.write_stages)
+                    if stage.name == StoreWrite.name)
+
     async def read(self, read: ReadEvent) -> ReadEvent:
         """Pass ``read`` through every read stage; return it (hooks may change its query)."""
         for stage in self.read_stages:

@@ -23,7 +23,7 @@ from docbase.core.documents import Document
 from docbase.core.errors import Conflict, InvalidQuery, VersionMismatch
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.names import is_user_collection
-from docbase.core.ports import DocumentStore
+from docbase.core.ports import DeletesByGroups, Deletion, DocumentStore
 from docbase.core.query import (
     Aggregate,
     AggregateRow,
@@ -74,13 +74,15 @@ def withhold(document: Document, secret: frozenset[str]) -> Document:
     return document
 
 
-class SchemaEnforcingStore(AsyncResource):
+class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
     """A :class:`DocumentStore` enforcing unique fields and withholding password fields."""
 
     def __init__(self, store: DocumentStore, schemas: SchemaRegistry) -> None:
         self.inner = store
         self.schemas = schemas
         self.claims = schemas.claims
+        self.transactional = store.transactional
+        """Whether :meth:`delete_all` is one transaction: as the store underneath."""
 
     async def open(self) -> None:
         """Open the store underneath."""
@@ -171,15 +173,20 @@ class SchemaEnforcingStore(AsyncResource):
             return withhold(document, secret)
         raise Conflict(f"document {document_id} kept changing while being updated")
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete, then release the claims of the deleted documents."""
-        unique = await self._unique(collection)
-        if not unique:
-            return await self.inner.delete(collection, document_ids)
-        doomed = await self.inner.find(collection, Query(
-            filter=In(("_id",), tuple(document_ids)), limit=None))
-        deleted = await self.inner.delete(collection, document_ids)
-        await self._release(collection, unique, doomed, deleted)
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete every group, then release the claims of the deleted documents."""
+        doomed: list[tuple[str, list[str], list[Document]]] = []
+        for group in deletions:
+            unique = await self._unique(group.collection)
+            if unique:
+                doomed.append((group.collection, unique, await self.inner.find(
+                    group.collection, Query(filter=In(("_id",), group.ids), limit=None))))
+        deleted = await self.inner.delete_all(deletions)
+        gone = {(group.collection, document_id)
+                for group, ids in zip(deletions, deleted, strict=True) for document_id in ids}
+        for collection, unique, documents in doomed:
+            await self._release(collection, unique, documents,
+                                [d["_id"] for d in documents if (collection, d["_id"]) in gone])
         return deleted
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
