@@ -13,7 +13,7 @@ from typing import overload
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
-from docbase.core.changes import ChangeBus
+from docbase.core.changes import ChangeFeed
 from docbase.core.collection import Collection
 from docbase.core.events import Operation, WriteEvent
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
@@ -51,8 +51,6 @@ class Database(AsyncResource):
         self.jobs = JobRegistry()
         """Scheduled jobs (``@db.job``), run by a ``JobScheduler`` (``docbase serve`` has one)."""
         self.mailer = mailer
-        self.changes = ChangeBus()
-        """Committed writes are published here (:mod:`docbase.core.changes`)."""
         self.validators: list[Validator] = []
         """Run by the validate stage of every write, in order."""
         self.relations = Relations(store)
@@ -60,6 +58,9 @@ class Database(AsyncResource):
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
         self.settings = SettingsStore(store, self.auth_cache)
         """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
+        self.changes = ChangeFeed(store, self.limits, self._change_log_wanted)
+        """Committed writes are published here and logged; ``db.changes(...)`` reads them
+        back from every process (:mod:`docbase.core.changes`)."""
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
         self.pipeline = Pipeline(
@@ -73,7 +74,8 @@ class Database(AsyncResource):
         await self.store.open()
 
     async def close(self) -> None:
-        """Close the underlying stores."""
+        """Stop reading the change log; close the underlying stores."""
+        await self.changes.close()
         await self.store.close()
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
@@ -135,6 +137,10 @@ class Database(AsyncResource):
     async def child_fields(self, collection: str) -> list[str]:
         """The child fields (subcollections) recorded for a parent collection."""
         return await self.relations.child_fields(collection)
+
+    async def _change_log_wanted(self) -> bool:
+        """Whether writes go to the change log: while realtime is on."""
+        return (await self.settings.load()).realtime.enabled
 
     async def _cascade(self, write: WriteEvent, ids: Sequence[str]) -> None:
         """Delete the children of ``ids``, each child collection one write of the pipeline."""

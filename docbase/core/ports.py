@@ -129,6 +129,39 @@ class DocumentStore(Protocol):
 
         """
 
+    def change_signal(self) -> ChangeSignal | None:
+        """The engine's push mechanism for the change log, or ``None`` when it has none.
+
+        Readers of the change log (``docbase/core/changes/``) poll it; a signal only
+        wakes them sooner. The same object is returned on every call.
+        """
+
+
+class ChangeSignal(Protocol):
+    """Wakes the readers of the change log in every process sharing the storage.
+
+    An optional capability of a :class:`DocumentStore` (PostgreSQL ``LISTEN/NOTIFY``;
+    in memory, the process itself). Best effort: a lost notification delays readers
+    until their next poll, it never loses an entry.
+    """
+
+    async def notify(self) -> None:
+        """Tell every waiter, in every process sharing the storage, that the log grew.
+
+        Raises:
+            BackendError: the notification could not be sent.
+
+        """
+
+    async def wait(self, seen: int, within: float) -> int:
+        """Wait for a notification newer than generation ``seen``, at most ``within`` seconds.
+
+        Returns:
+            The current generation (``seen`` when the time ran out). A waiter passes
+            it back as ``seen`` next time, so no notification between two waits is lost.
+
+        """
+
 
 class BlobInfo(msgspec.Struct, frozen=True):
     """What a blob store knows about one stored blob."""

@@ -292,6 +292,10 @@ class MongoDocumentStore(AsyncResource):
         with translated(f"index {'.'.join(path)!r} of {collection!r}"):
             await ensure_index(self._collection(collection), path, unique=unique)
 
+    def change_signal(self) -> None:
+        """No push: change streams need a replica set, so readers poll the change log."""
+        return None
+
 
 async def _run(target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
     # sort keys are computed, so no index serves a sort: let big sorts spill to disk
