@@ -24,6 +24,8 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Seconds a scheduled job may take before it is cancelled and logged as timed out."""
     max_mail: int = 1_000
     """Most messages one ``POST /mail`` may carry (413 above it)."""
+    realtime_ping_interval: float = 10.0
+    """Seconds between two ``ping`` events of a ``GET /realtime`` stream."""
     change_poll_interval: float = 0.25
     """Seconds between two reads of the change log by one process (``docs/realtime.md``);
     on PostgreSQL a notification wakes readers sooner."""
