@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import ssl
 import time
 from pathlib import Path
 
@@ -37,14 +38,12 @@ def test_a_write_through_one_server_reaches_a_subscriber_of_another_within_a_sec
     assert max(latencies) < PROMISE, f"write-to-delivery across processes: {figures}"
 
 
-async def _deliveries(writer_url: str, writer_tls: object, reader_url: str,
-                      reader_tls: object, key: str) -> list[float]:
+async def _deliveries(writer_url: str, writer_tls: ssl.SSLContext, reader_url: str,
+                      reader_tls: ssl.SSLContext, key: str) -> list[float]:
     """Write five documents through one server; time each until the other delivers it."""
     latencies = []
-    async with (httpx.AsyncClient(base_url=writer_url, verify=writer_tls,  # type: ignore[arg-type]
-                                  timeout=10) as writer,
-                httpx.AsyncClient(base_url=reader_url, verify=reader_tls,  # type: ignore[arg-type]
-                                  timeout=30) as reader,
+    async with (httpx.AsyncClient(base_url=writer_url, verify=writer_tls, timeout=10) as writer,
+                httpx.AsyncClient(base_url=reader_url, verify=reader_tls, timeout=30) as reader,
                 open_events(reader, "/realtime", params={"apikey": key}) as stream):
         assert (await stream.next()).name == "ping"
         for n in range(5):

@@ -27,6 +27,7 @@ from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.relations import ParentRef, Relations, children_of
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
+from docbase.core.webhooks.registry import WebhookRegistry
 
 
 class Database(AsyncResource):
@@ -61,6 +62,8 @@ class Database(AsyncResource):
         self.changes = ChangeFeed(store, self.limits, self._change_log_wanted)
         """Committed writes are published here and logged; ``db.changes(...)`` reads them
         back from every process (:mod:`docbase.core.changes`)."""
+        self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, self.changes.log)
+        """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
         self.pipeline = Pipeline(
@@ -139,8 +142,9 @@ class Database(AsyncResource):
         return await self.relations.child_fields(collection)
 
     async def _change_log_wanted(self) -> bool:
-        """Whether writes go to the change log: while realtime is on."""
-        return (await self.settings.load()).realtime.enabled
+        """Whether writes go to the change log: while realtime is on or a webhook is."""
+        return ((await self.settings.load()).realtime.enabled
+                or await self.webhooks.any_enabled())
 
     async def _cascade(self, write: WriteEvent, ids: Sequence[str]) -> None:
         """Delete the children of ``ids``, each child collection one write of the pipeline."""

@@ -239,3 +239,35 @@ class Mailer(Protocol):
 
     async def close(self) -> None:
         """Release a connection kept between sends (sending again reconnects)."""
+
+
+class WebhookRequest(msgspec.Struct, frozen=True):
+    """One webhook delivery as a transport sends it.
+
+    ``address`` is the IP address ``url``'s host was resolved to and checked against
+    the private-address rule (``docbase/core/webhooks/targets.py``); the transport
+    connects to it and nowhere else, sending the URL's host in ``Host`` and as the TLS
+    server name, so a second resolution cannot lead elsewhere.
+    """
+
+    url: str
+    address: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    timeout: float
+
+
+class WebhookSender(Protocol):
+    """POSTs webhook deliveries (an HTTP client; redirects are never followed)."""
+
+    async def post(self, request: WebhookRequest) -> int:
+        """Send one delivery and return the receiver's HTTP status.
+
+        Raises:
+            WebhookDeliveryError: no answer within ``request.timeout`` (connection
+                refused, TLS failure, timeout).
+
+        """
+
+    async def close(self) -> None:
+        """Release kept connections (sending again reconnects)."""
