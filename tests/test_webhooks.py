@@ -13,7 +13,6 @@ from typing import Any
 import pytest
 
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
-from docbase.core.composition import build_webhook_sender
 from docbase.core.database import Database
 from docbase.core.errors import InvalidQuery
 from docbase.core.settings import Limits
@@ -40,7 +39,7 @@ async def db() -> AsyncIterator[Database]:
 
 
 def dispatching(db: Database) -> WebhookDispatcher:
-    return WebhookDispatcher(db, build_webhook_sender())
+    return WebhookDispatcher(db)
 
 
 async def settled(db: Database, webhook_id: str, **expected: Any) -> dict[str, Any]:

@@ -39,7 +39,7 @@ from docbase.bootstrap import (
     ensure_admin_key,
 )
 from docbase.config import PID_FILE, PRIMARY, Deployment, admin_key_path, ensure_data_dir
-from docbase.core.composition import DatabaseSpec, build_database, build_webhook_sender
+from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
@@ -103,8 +103,7 @@ def build_app(deployment: Deployment) -> Any:
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
     schedulers = [JobScheduler(db) for db in server.databases.values() if len(db.jobs)]
-    dispatchers = [WebhookDispatcher(db, build_webhook_sender())
-                   for db in server.databases.values()]
+    dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
 
     resuming: set[asyncio.Task[Any]] = set()
 

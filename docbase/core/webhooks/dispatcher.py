@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from docbase.core.changes.entries import Change
 from docbase.core.changes.reader import LogReader
+from docbase.core.composition import build_webhook_sender
 from docbase.core.errors import (
     DocbaseError,
     InvalidQuery,
@@ -61,9 +62,15 @@ MAX_DELAY = 300.0
 class WebhookDispatcher(AsyncResource):
     """Delivers the webhooks of one database while open."""
 
-    def __init__(self, database: Database, sender: WebhookSender) -> None:
+    def __init__(self, database: Database, sender: WebhookSender | None = None) -> None:
+        """Deliver ``database``'s webhooks through ``sender`` (default: the httpx one).
+
+        Raises:
+            MissingDependencyError: no ``sender`` is given and httpx is not installed.
+
+        """
         self.database = database
-        self.sender = sender
+        self.sender = sender or build_webhook_sender()
         self.owner = secrets.token_hex(8)
         """This dispatcher's name in the leases it takes."""
         self._readers: dict[str, LogReader] = {}
