@@ -57,8 +57,10 @@ class Fanout:
 
     async def grown(self, within: float | None) -> None:
         """Wait until new entries are held, or ``within`` seconds (``None``: no limit)."""
+        # asyncio.timeout, not wait_for: no task per wait, which counts with 1,000 streams
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._grown.wait(), within)
+            async with asyncio.timeout(within):
+                await self._grown.wait()
 
     async def attach(self) -> None:
         """Count a subscription; start reading if it is the first. Waits until ready."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any, NamedTuple
 
@@ -91,6 +92,33 @@ def check_event_name(name: object) -> str:
     return name
 
 
+class RenderedEvents:
+    """The encoded events of the newest changes, made once for every stream of a process.
+
+    Streams served by one fan-out receive the very same :class:`Change` objects, so
+    the events are looked up by identity (the change is kept, so its id stays its own).
+    """
+
+    def __init__(self, size: int = 4096) -> None:
+        self.size = size
+        self._made: OrderedDict[int, tuple[Change, list[tuple[str, str]]]] = OrderedDict()
+
+    def __call__(self, change: Change) -> list[tuple[str, str]]:
+        """The ``(name, JSON data)`` of each event ``change`` makes."""
+        found = self._made.get(id(change))
+        if found is not None and found[0] is change:
+            return found[1]
+        events = [(name, _encode(data).decode()) for name, data in events_of(change)]
+        self._made[id(change)] = (change, events)
+        if len(self._made) > self.size:
+            self._made.popitem(last=False)
+        return events
+
+
+RENDERED = RenderedEvents()
+"""The process's cache of encoded events (:func:`realtime_events` uses it)."""
+
+
 def events_of(change: Change) -> list[tuple[str, Any]]:
     """The ``(name, data object)`` of each event an entry makes, in order."""
     if change.custom:
@@ -150,14 +178,14 @@ async def realtime_events(
             for change in batch:
                 if not readable(change):
                     continue
-                events = events_of(change)
+                events = RENDERED(change)
                 skip = (resume.part if resume is not None and resume.part is not None
                         and resume.seq == change.seq else -1)
                 last = len(events) - 1
                 for part, (name, data) in enumerate(events):
                     if part > skip:
                         event_id = str(change.seq) if part == last else f"{change.seq}.{part}"
-                        yield RealtimeEvent(name, event_id, _encode(data).decode())
+                        yield RealtimeEvent(name, event_id, data)
             if loop.time() >= next_ping:
                 if not await still_allowed():
                     return

@@ -36,5 +36,6 @@ class LocalChangeSignal:
         if self._event is None:
             self._event = asyncio.Event()
         with contextlib.suppress(TimeoutError):
-            await asyncio.wait_for(self._event.wait(), within)
+            async with asyncio.timeout(within):
+                await self._event.wait()
         return self.generation
