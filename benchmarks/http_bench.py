@@ -104,12 +104,17 @@ def server_process(kind: str, target: str, deployment: Deployment) -> Iterator[s
         _wait_ready(url, deployment, process, log)
         yield url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server process gracefully (SIGTERM), killing it after 30 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _client(deployment: Deployment, key: str | None = None) -> httpx.Client:

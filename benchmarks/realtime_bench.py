@@ -27,7 +27,6 @@ import contextlib
 import multiprocessing
 import os
 import platform
-import signal
 import socket
 import ssl
 import statistics
@@ -44,6 +43,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from benchmarks.http_bench import stop  # noqa: E402
 from docbase.testing.sse import open_events  # noqa: E402
 
 
@@ -83,12 +83,7 @@ def docbase_serve(work: Path, storage: str | None) -> Iterator[tuple[str, str, P
         time.sleep(1.2)  # the server trusts its settings cache for one second
         yield url, (data / "admin.key").read_text().strip(), data / "cert.pem"
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
 
 
 def _healthy(url: str, certfile: Path) -> bool:

@@ -11,7 +11,14 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import add_action, on_database, print_records, say
+from docbase.cli.common import (
+    add_action,
+    add_repeatable,
+    command_group,
+    on_database,
+    print_records,
+    say,
+)
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.errors import NotFound
@@ -20,8 +27,7 @@ from docbase.core.webhooks import Webhook
 
 def register(commands: Any) -> None:
     """Add the ``webhooks`` command and its actions."""
-    parser = commands.add_parser("webhooks", help="manage the webhooks of a database")
-    actions = parser.add_subparsers(dest="webhooks_command", required=True, metavar="ACTION")
+    actions = command_group(commands, "webhooks", help="manage the webhooks of a database")
     add = add_action(
         actions, "add", add_webhook, help="add a webhook; print its id and secret",
         description="Add a webhook called for the changes from now on. Prints its id, "
@@ -29,10 +35,10 @@ def register(commands: Any) -> None:
                     "private addresses are refused unless [limits] "
                     "webhook_private_targets = true.")
     add.add_argument("url", metavar="URL")
-    add.add_argument("--collection", action="extend", nargs="+", default=[], metavar="C",
-                     help="a collection it is called for (repeatable; default: all)")
-    add.add_argument("--method", action="extend", nargs="+", default=[], metavar="M",
-                     help="POST, PUT, PATCH or DELETE (repeatable; default: all)")
+    add_repeatable(add, "--collection", metavar="C",
+                   help="a collection it is called for (repeatable; default: all)")
+    add_repeatable(add, "--method", metavar="M",
+                   help="POST, PUT, PATCH or DELETE (repeatable; default: all)")
     add.add_argument("--secret", help="the signing secret (default: a random one)")
     add_action(actions, "list", list_webhooks, help="list the webhooks and their state",
                json_output=True)

@@ -21,6 +21,7 @@ from docbase.core.changes.entries import Change
 from docbase.core.changes.log import ChangeLog
 from docbase.core.changes.reader import BATCH, LogReader
 from docbase.core.errors import DocbaseError
+from docbase.core.lifecycle import stop_task
 from docbase.core.settings.limits import Limits
 
 logger = logging.getLogger("docbase.changes")
@@ -79,10 +80,7 @@ class Fanout:
     async def close(self) -> None:
         """Stop reading and forget what is held."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_task(task)
         self._entries, self._seqs, self._reader = [], [], None
 
     async def _run(self) -> None:
@@ -97,7 +95,7 @@ class Fanout:
             self.floor = start
             self._reader = LogReader(self.log, start, grace=self.limits.change_gap_grace)
         self._ready.set()
-        reader, signal, seen = self._reader, self.log.signal, -1
+        reader, seen = self._reader, -1
         while True:
             try:
                 batch = await reader.read()
@@ -108,10 +106,7 @@ class Fanout:
                 self._hold(batch)
                 if len(batch) == BATCH:
                     continue
-            if signal is None:
-                await asyncio.sleep(interval)
-            else:
-                seen = await signal.wait(seen, interval)
+            seen = await self.log.wait(seen, interval)
 
     def _hold(self, batch: list[Change]) -> None:
         self._entries.extend(batch)

@@ -23,6 +23,7 @@ Only user collections are logged, and only while someone consumes the log (the
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -110,6 +111,19 @@ class ChangeLog:
         stored = await self.store.find(CHANGES_COLLECTION, Query(
             filter=Gt(("_id",), entry_id(after)), limit=limit))
         return [from_document(document) for document in stored]
+
+    async def wait(self, seen: int, within: float) -> int:
+        """Sleep until the log may have grown: the store's signal, or ``within`` seconds.
+
+        Returns:
+            The signal's generation, to pass back as ``seen`` (see
+            :meth:`ChangeSignal.wait <docbase.core.ports.ChangeSignal.wait>`).
+
+        """
+        if self.signal is None:
+            await asyncio.sleep(within)
+            return seen
+        return await self.signal.wait(seen, within)
 
     async def state(self) -> tuple[int, int]:
         """The last sequence number taken and the highest one pruned.

@@ -24,7 +24,6 @@ wakes when the change log grows (the store's signal) or every
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import secrets
 import time
@@ -42,7 +41,7 @@ from docbase.core.errors import (
     WebhookDeliveryError,
 )
 from docbase.core.ids import format_timestamp
-from docbase.core.lifecycle import AsyncResource
+from docbase.core.lifecycle import AsyncResource, stop_task
 from docbase.core.ports import WebhookRequest, WebhookSender
 from docbase.core.webhooks.delivery import delivery_headers, webhook_body
 from docbase.core.webhooks.registry import Webhook
@@ -83,14 +82,10 @@ class WebhookDispatcher(AsyncResource):
     async def close(self) -> None:
         """Stop delivering (a delivery in flight is abandoned and repeated later)."""
         task, self._task = self._task, None
-        if task is not None:
-            task.cancel()
-            with contextlib.suppress(asyncio.CancelledError):
-                await task
+        await stop_task(task)
         await self.sender.close()
 
     async def _loop(self) -> None:
-        signal = self.database.changes.log.signal
         interval = self.database.limits.change_poll_interval
         seen = -1
         while True:
@@ -98,10 +93,7 @@ class WebhookDispatcher(AsyncResource):
                 await self.run_once()
             except DocbaseError as exc:  # the store failed: try again at the next round
                 logger.error("webhooks of %s: %s", self.database.name, exc.message)
-            if signal is None:
-                await asyncio.sleep(interval)
-            else:
-                seen = await signal.wait(seen, interval)
+            seen = await self.database.changes.log.wait(seen, interval)
 
     async def run_once(self) -> None:
         """Serve every enabled webhook once: deliver what is due.
