@@ -257,14 +257,14 @@ def pg_reachable(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def pg_database(url: str) -> Iterator[str]:
-    """A fresh database beside ``url``'s, dropped afterwards."""
-    asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)"))
-    asyncio.run(_pg_admin(url, f"CREATE DATABASE {PG_DATABASE}"))
+def pg_database(url: str, name: str = PG_DATABASE) -> Iterator[str]:
+    """A fresh database ``name`` beside ``url``'s, dropped afterwards."""
+    asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    asyncio.run(_pg_admin(url, f"CREATE DATABASE {name}"))
     try:
-        yield url.rsplit("/", 1)[0] + "/" + PG_DATABASE
+        yield url.rsplit("/", 1)[0] + "/" + name
     finally:
-        asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)"))
+        asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
 
 
 # ------------------------------------------------------------------ report

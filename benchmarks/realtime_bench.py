@@ -43,7 +43,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.http_bench import stop  # noqa: E402
+from benchmarks.http_bench import pg_database, stop  # noqa: E402
 from docbase.testing.sse import open_events  # noqa: E402
 
 
@@ -156,12 +156,17 @@ def main() -> None:
     parser.add_argument("--client-processes", type=int, default=2)
     parser.add_argument("--writes", type=int, default=100)
     parser.add_argument("--rate", type=float, default=20.0, help="writes per second")
-    parser.add_argument("--storage", help="storage URL (default: SQLite in the data dir)")
+    parser.add_argument("--storage", help="storage URL (default: SQLite in the data dir); "
+                        "on PostgreSQL a database of its own is made beside the URL's")
     args = parser.parse_args()
     print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
           f"Python {platform.python_version()}, load {os.getloadavg()[0]:.1f}")
-    with tempfile.TemporaryDirectory(prefix="docbase-realtime-") as tmp, docbase_serve(
-            Path(tmp), args.storage) as (url, key, certfile):
+    with contextlib.ExitStack() as stack:
+        storage = args.storage
+        if storage and storage.startswith("postgres"):  # a database of its own, dropped after
+            storage = stack.enter_context(pg_database(storage, "docbase_realtime_bench"))
+        tmp = stack.enter_context(tempfile.TemporaryDirectory(prefix="docbase-realtime-"))
+        url, key, certfile = stack.enter_context(docbase_serve(Path(tmp), storage))
         shares = [args.subscribers // args.client_processes + (i < args.subscribers %
                   args.client_processes) for i in range(args.client_processes)]
         pipes, processes = [], []

@@ -148,9 +148,8 @@ class ChangeSignal(Protocol):
     async def notify(self) -> None:
         """Tell every waiter, in every process sharing the storage, that the log grew.
 
-        Raises:
-            BackendError: the notification could not be sent.
-
+        It may return before the notification is on its way, and a notification that
+        cannot be sent is logged, not raised: readers find the entry at their next poll.
         """
 
     async def wait(self, seen: int, within: float) -> int:

@@ -1,9 +1,10 @@
 """PostgreSQL ``LISTEN/NOTIFY`` as the change log's :class:`~docbase.core.ports.ChangeSignal`.
 
-``notify`` sends ``pg_notify`` on a channel named after the store's schema (several
+``notify`` has ``pg_notify`` sent on a channel named after the store's schema (several
 docbase databases may share one PostgreSQL database in different schemas), outside any
-transaction so it is delivered at once. The first ``wait`` takes one connection of the
-pool for good and ``LISTEN``s on it; each notification starts a new generation of a
+transaction so it is delivered at once, by a background task so no writer waits for it.
+The first ``wait`` takes one connection of the pool for good and ``LISTEN``s on it;
+each notification starts a new generation of a
 :class:`~docbase.core.changes.signal.LocalChangeSignal`, on which the readers of this
 process sleep. When that connection is lost, readers fall back to their poll and the
 next ``wait`` (at most every :data:`RELISTEN_SECONDS`) listens again.
@@ -15,17 +16,24 @@ import asyncio
 import hashlib
 import logging
 import time
+from collections.abc import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.core.changes.signal import LocalChangeSignal
+from docbase.core.errors import DocbaseError
 
 logger = logging.getLogger("docbase.changes")
 
 RELISTEN_SECONDS = 5.0
 """How long after a failed or lost ``LISTEN`` connection the next attempt waits."""
+
+
+def _notification(channel: str) -> Callable[[sa.Connection], object]:
+    statement = sa.select(sa.func.pg_notify(channel, ""))
+    return lambda conn: conn.execute(statement)
 
 
 class PostgresChangeSignal:
@@ -40,6 +48,8 @@ class PostgresChangeSignal:
         self._listener: AsyncConnection | None = None
         self._lost_listener: AsyncConnection | None = None
         self._starting: asyncio.Task[None] | None = None
+        self._sender: asyncio.Task[None] | None = None
+        self._pending = False
         self._next_attempt = 0.0
 
     async def channel(self) -> str:
@@ -53,11 +63,22 @@ class PostgresChangeSignal:
         return self._channel
 
     async def notify(self) -> None:
-        """``pg_notify`` on this schema's channel (autocommitted: delivered at once)."""
-        channel = await self.channel()
-        await self.backend.run(
-            lambda conn: conn.execute(sa.select(sa.func.pg_notify(channel, ""))),
-            write=False)
+        """Have ``pg_notify`` sent on this schema's channel, without waiting for it.
+
+        One task sends them, one after the other: a writer does not wait a round trip,
+        and notifications asked for while one is on its way are sent as one.
+        """
+        self._pending = True
+        if self._sender is None or self._sender.done():
+            self._sender = asyncio.create_task(self._send(), name="docbase NOTIFY")
+
+    async def _send(self) -> None:
+        while self._pending:
+            self._pending = False
+            try:
+                await self.backend.run(_notification(await self.channel()), write=False)
+            except DocbaseError as exc:  # readers still find the entry at their next poll
+                logger.warning("NOTIFY failed (readers poll): %s", exc.message)
 
     async def wait(self, seen: int, within: float) -> int:
         """Listen (once per process) and wait for a notification newer than ``seen``."""
@@ -100,8 +121,9 @@ class PostgresChangeSignal:
 
     async def close(self) -> None:
         """Stop listening: the connection is discarded, never handed to another user."""
-        if self._starting is not None:
-            await asyncio.gather(self._starting, return_exceptions=True)
+        for task in (self._starting, self._sender):
+            if task is not None:
+                await asyncio.gather(task, return_exceptions=True)
         listener, lost = self._listener, self._lost_listener
         self._listener = self._lost_listener = None
         await self._discard(listener)

@@ -91,10 +91,7 @@ class ChangeLog:
     async def _append(self, change: Change) -> None:
         await self.store.insert(CHANGES_COLLECTION, [to_document(change)])
         if self.signal is not None:
-            try:
-                await self.signal.notify()
-            except DocbaseError as exc:  # readers still find the entry at their next poll
-                logger.warning("change log: notification failed: %s", exc.message)
+            await self.signal.notify()
         if change.seq % PRUNE_EVERY == 0:
             try:
                 await self.prune()
