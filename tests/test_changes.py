@@ -12,10 +12,12 @@ from typing import Any
 
 import pytest
 
+from docbase.adapters.memory import MemoryDocumentStore
 from docbase.core.changes import CHANGES_COLLECTION, Change
 from docbase.core.changes.entries import entry_id, to_document
 from docbase.core.changes.reader import LogReader
 from docbase.core.database import Database
+from docbase.core.errors import BackendError
 from docbase.core.settings import Limits
 
 
@@ -177,3 +179,33 @@ def _all() -> Any:
     from docbase.core.query import Query
 
     return Query(limit=None)
+
+
+class FailingLogStore(MemoryDocumentStore):
+    """A store whose change-log inserts fail once: a fake, because a real backend cannot
+    be made to fail one insert of one collection on demand."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.failures = 1
+
+    async def insert(self, collection: str, documents: Any) -> None:
+        if collection == CHANGES_COLLECTION and self.failures:
+            self.failures -= 1
+            raise BackendError("the change log is unavailable")
+        await super().insert(collection, documents)
+
+
+async def test_a_failing_log_write_keeps_the_client_write_and_readers_skip_its_number(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    db = Database(FailingLogStore(), limits=Limits(change_gap_grace=0.3,
+                                                   change_poll_interval=0.05))
+    await db.settings.set("realtime.global", True)
+    kept = await db.collection("people").insert({"n": 1})  # its entry (number 1) fails
+    assert await db.collection("people").get(kept["_id"])
+    assert "the change log is unavailable" in caplog.text
+    await db.collection("people").insert({"n": 2})
+    [change] = await take(db, 1)
+    assert (change.seq, change.documents[0]["n"]) == (2, 2)
+    await db.changes.close()
