@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from docbase.core.auth.principal import Principal
+from docbase.core.changes import Change
 from docbase.core.database import Collection, Database
 from docbase.core.errors import (
     BackendError,
@@ -48,9 +49,11 @@ from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits
+from docbase.core.webhooks.dispatcher import WebhookDispatcher
 
 __all__ = [
     "BackendError",
+    "Change",
     "ChangeEvent",
     "Collection",
     "ConfigurationError",
@@ -85,6 +88,7 @@ __all__ = [
     "UnknownSchemeError",
     "ValidationFailed",
     "VersionMismatch",
+    "WebhookDispatcher",
     "WriteContext",
     "WriteEvent",
     "connect",

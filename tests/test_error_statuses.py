@@ -35,6 +35,7 @@ EXPECTED = {
     "PayloadTooLarge": 413,
     "MailDeliveryError": 502,
     "MailTransportDown": 502,
+    "WebhookDeliveryError": 502,
     "BackendError": 503,
     "Rejected": 400,
     "HookFailed": 500,

@@ -13,7 +13,7 @@ from typing import overload
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
-from docbase.core.changes import ChangeBus
+from docbase.core.changes import ChangeFeed
 from docbase.core.collection import Collection
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
@@ -31,6 +31,7 @@ from docbase.core.schema.registry import SchemaRegistry
 from docbase.core.schema.validation import SchemaValidator
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
+from docbase.core.webhooks.registry import WebhookRegistry
 
 
 class Database(AsyncResource):
@@ -55,8 +56,6 @@ class Database(AsyncResource):
         self.jobs = JobRegistry()
         """Scheduled jobs (``@db.job``), run by a ``JobScheduler`` (``docbase serve`` has one)."""
         self.mailer = mailer
-        self.changes = ChangeBus()
-        """Committed writes are published here (:mod:`docbase.core.changes`)."""
         self.auth_cache = SystemCache()
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
         self.rate_limiter = RateLimiter(store, self.limits, self.auth_cache)
@@ -71,6 +70,11 @@ class Database(AsyncResource):
                                                             self.documents)]
         """Run by the validate stage of every write, in order (the schemas' first)."""
         self.relations = Relations(self.documents)
+        self.changes = ChangeFeed(store, self.limits, self._change_log_wanted)
+        """Committed writes are published here and logged; ``db.changes(...)`` reads them
+        back from every process (:mod:`docbase.core.changes`)."""
+        self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, self.changes.log)
+        """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
         cascade = CascadedDeletes(self.relations, self.documents)
@@ -86,7 +90,8 @@ class Database(AsyncResource):
         await self.store.open()
 
     async def close(self) -> None:
-        """Close the underlying stores."""
+        """Stop reading the change log; close the underlying stores."""
+        await self.changes.close()
         await self.store.close()
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
@@ -148,6 +153,11 @@ class Database(AsyncResource):
     async def child_fields(self, collection: str) -> list[str]:
         """The child fields (subcollections) recorded for a parent collection."""
         return await self.relations.child_fields(collection)
+
+    async def _change_log_wanted(self) -> bool:
+        """Whether writes go to the change log: while realtime is on or a webhook is."""
+        return ((await self.settings.load()).realtime.enabled
+                or await self.webhooks.any_enabled())
 
 
 __all__ = ["Collection", "Database", "ParentRef", "check_collection_name"]

@@ -25,6 +25,7 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     │   └── HookTimedOut          a server-side hook overran its time limit
     ├── MailDeliveryError         the mail transport refused a message
     │   └── MailTransportDown     the mail transport cannot be reached at all
+    ├── WebhookDeliveryError      a webhook receiver could not be reached or refused
     └── BackendError              the storage backend failed or is unreachable
 
 Adapters translate their driver's errors in one context manager and raise
@@ -174,6 +175,17 @@ class MailDeliveryError(DocbaseError):
 
 class MailTransportDown(MailDeliveryError):
     """The mail transport cannot be reached (connection or login failed)."""
+
+
+class WebhookDeliveryError(DocbaseError):
+    """A webhook delivery failed: no answer, a refused address, or a non-2xx answer.
+
+    ``receiver_status`` is the status the receiver answered, if it answered.
+    """
+
+    def __init__(self, message: str, receiver_status: int | None = None) -> None:
+        super().__init__(message)
+        self.receiver_status = receiver_status
 
 
 class BackendError(DocbaseError):

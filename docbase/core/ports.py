@@ -172,6 +172,38 @@ class DocumentStore(Protocol):
 
         """
 
+    def change_signal(self) -> ChangeSignal | None:
+        """The engine's push mechanism for the change log, or ``None`` when it has none.
+
+        Readers of the change log (``docbase/core/changes/``) poll it; a signal only
+        wakes them sooner. The same object is returned on every call.
+        """
+
+
+class ChangeSignal(Protocol):
+    """Wakes the readers of the change log in every process sharing the storage.
+
+    An optional capability of a :class:`DocumentStore` (PostgreSQL ``LISTEN/NOTIFY``;
+    in memory, the process itself). Best effort: a lost notification delays readers
+    until their next poll, it never loses an entry.
+    """
+
+    async def notify(self) -> None:
+        """Tell every waiter, in every process sharing the storage, that the log grew.
+
+        It may return before the notification is on its way, and a notification that
+        cannot be sent is logged, not raised: readers find the entry at their next poll.
+        """
+
+    async def wait(self, seen: int, within: float) -> int:
+        """Wait for a notification newer than generation ``seen``, at most ``within`` seconds.
+
+        Returns:
+            The current generation (``seen`` when the time ran out). A waiter passes
+            it back as ``seen`` next time, so no notification between two waits is lost.
+
+        """
+
 
 class DeletesByGroups:
     """For stores: :meth:`DocumentStore.delete` as a one-group :meth:`~DocumentStore.delete_all`."""
@@ -269,3 +301,35 @@ class Mailer(Protocol):
 
     async def close(self) -> None:
         """Release a connection kept between sends (sending again reconnects)."""
+
+
+class WebhookRequest(msgspec.Struct, frozen=True):
+    """One webhook delivery as a transport sends it.
+
+    ``address`` is the IP address ``url``'s host was resolved to and checked against
+    the private-address rule (``docbase/core/webhooks/targets.py``); the transport
+    connects to it and nowhere else, sending the URL's host in ``Host`` and as the TLS
+    server name, so a second resolution cannot lead elsewhere.
+    """
+
+    url: str
+    address: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    timeout: float
+
+
+class WebhookSender(Protocol):
+    """POSTs webhook deliveries (an HTTP client; redirects are never followed)."""
+
+    async def post(self, request: WebhookRequest) -> int:
+        """Send one delivery and return the receiver's HTTP status.
+
+        Raises:
+            WebhookDeliveryError: no answer within ``request.timeout`` (connection
+                refused, TLS failure, timeout).
+
+        """
+
+    async def close(self) -> None:
+        """Release kept connections (sending again reconnects)."""

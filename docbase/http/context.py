@@ -11,6 +11,7 @@ the database allows for the origin.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeAlias
 
 from litestar import Request
@@ -163,6 +164,40 @@ ServerDependency: TypeAlias = NamedDependency[Server]
 """A handler parameter ``docbase_server: ServerDependency`` receives the served Server."""
 
 
+Authenticator: TypeAlias = Callable[[Database, Request[Any, Any, Any]], Awaitable[Caller]]
+"""How a request proves who sends it (:func:`authenticate_request` for most routes)."""
+
+
+async def identify(
+    request: Request[Any, Any, Any], server: Server,
+    authenticate: Authenticator = authenticate_request,
+) -> RequestContext:
+    """Resolve database, method and credential of a request, without authorizing it.
+
+    Raises:
+        NotFound: an unknown database.
+        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
+            bearer token.
+
+    """
+    name, database, path = route(server, request)
+    method = effective_method(request)
+    origin = request.headers.get("origin")
+    if origin:  # let the browser read an error about the key too, when it may
+        headers = await allowed_origin_headers(database, origin)
+        if headers:
+            request.state[CORS_STATE] = headers
+    caller = await authenticate(database, request)
+    key = caller.key
+    if origin and key is not None:
+        if key.allows_origin(origin):
+            request.state[CORS_STATE] = cors_headers(origin)
+        elif not key.origins:  # usable, but the browser must not read the response
+            request.state.pop(CORS_STATE, None)
+        # a key limited to other origins: authorize refuses it, with the headers above
+    return RequestContext(name, database, path, method, caller)
+
+
 async def request_context(
     request: Request[Any, Any, Any], docbase_server: ServerDependency
 ) -> RequestContext:
@@ -175,23 +210,9 @@ async def request_context(
         Forbidden: the credential's paths, methods or origins do not cover this request.
 
     """
-    name, database, path = route(docbase_server, request)
-    method = effective_method(request)
-    origin = request.headers.get("origin")
-    if origin:  # let the browser read an error about the key too, when it may
-        headers = await allowed_origin_headers(database, origin)
-        if headers:
-            request.state[CORS_STATE] = headers
-    caller = await authenticate_request(database, request)
-    key = caller.key
-    if origin and key is not None:
-        if key.allows_origin(origin):
-            request.state[CORS_STATE] = cors_headers(origin)
-        elif not key.origins:  # usable, but the browser must not read the response
-            request.state.pop(CORS_STATE, None)
-        # a key limited to other origins: authorize refuses it, with the headers above
-    context = RequestContext(name, database, path, method, caller)
-    authorize(context.principal, Action(method, path, origin=origin or None))
+    context = await identify(request, docbase_server)
+    authorize(context.principal, Action(context.method, context.path,
+                                        origin=request.headers.get("origin") or None))
     return context
 
 

@@ -44,6 +44,7 @@ from docbase.core.errors import (
     UnsupportedMediaType,
     ValidationFailed,
     VersionMismatch,
+    WebhookDeliveryError,
 )
 
 logger = logging.getLogger("docbase.http")
@@ -97,6 +98,7 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     TooManyRequests: ErrorAnswer(429),
     ValidationFailed: ErrorAnswer(422),
     MailDeliveryError: ErrorAnswer(502),
+    WebhookDeliveryError: ErrorAnswer(502),
     BackendError: ErrorAnswer(503),
     Rejected: ErrorAnswer(400),
     HookFailed: ErrorAnswer(500),

@@ -8,7 +8,8 @@ most ``graceful_timeout`` seconds). Each worker builds its own app with
 :func:`worker_app` from the deployment passed down in the environment, reading the
 database catalog afresh, so SIGHUP to the main process (which respawns the workers one
 by one) serves databases added meanwhile and loads the hooks files afresh. Every worker
-runs the databases' scheduled jobs; their leases make each tick run once. Each worker,
+runs the databases' scheduled jobs; their leases make each tick run once; and delivers
+their webhooks, each held by one process at a time (``docbase/core/webhooks/``). Each worker,
 once started, also sends in the background the mail a stopped process left queued
 (:func:`resume_mail`).
 
@@ -44,6 +45,7 @@ from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
+from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
@@ -103,6 +105,7 @@ def build_app(deployment: Deployment) -> Any:
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
     schedulers = [JobScheduler(db) for db in server.databases.values() if len(db.jobs)]
+    dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
 
     resuming: set[asyncio.Task[Any]] = set()
 
@@ -112,6 +115,8 @@ def build_app(deployment: Deployment) -> Any:
             await ensure_admin_key(server.databases[name], deployment.data_path)
         for scheduler in schedulers:  # every worker: the jobs' leases keep each tick single
             await scheduler.open()
+        for dispatcher in dispatchers:  # every worker: a lease per webhook keeps it single
+            await dispatcher.open()
         for database in server.databases.values():  # mail a stopped process left queued
             resuming.add(asyncio.create_task(resume_mail(database)))
 
@@ -121,6 +126,8 @@ def build_app(deployment: Deployment) -> Any:
         await asyncio.gather(*resuming, return_exceptions=True)
         for scheduler in schedulers:
             await scheduler.close()
+        for dispatcher in dispatchers:
+            await dispatcher.close()
         await server.close()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],

@@ -403,6 +403,26 @@ class DocumentStoreContract:
             [docs[1], docs[2]])
         assert await store.count(C, And((Gt(("k",), 1),))) == 2
 
+    # ---------------------------------------------------------------- change signal
+
+    async def test_change_signal_is_absent_or_wakes_a_waiter(self, store: DocumentStore) -> None:
+        signal = store.change_signal()
+        assert store.change_signal() is signal
+        if signal is None:  # the engine has no push: change-log readers poll
+            return
+        seen, settled = -1, False
+        for _ in range(50):  # until a wait runs out quietly (a listener is set up by then)
+            now = await signal.wait(seen, 0.2)
+            settled, seen = now == seen, now
+            if settled:
+                break
+        assert settled
+        waiter = asyncio.create_task(signal.wait(seen, 30))
+        await asyncio.sleep(0.2)
+        assert not waiter.done()
+        await signal.notify()
+        assert await asyncio.wait_for(waiter, 10) != seen
+
 
 async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:
     for part in parts:

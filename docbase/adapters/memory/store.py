@@ -15,6 +15,7 @@ from typing import Any
 import msgspec
 
 from docbase.core import evaluate, grouping
+from docbase.core.changes.signal import LocalChangeSignal
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
@@ -45,6 +46,7 @@ class MemoryDocumentStore(DeletesByGroups, AsyncResource):
         self._collections: dict[str, dict[str, Document]] = {}
         self._unique: dict[str, set[Path]] = {}
         self._indexes: dict[str, set[Path]] = {}
+        self._signal = LocalChangeSignal()
 
     async def open(self) -> None:
         """Nothing to connect to."""
@@ -171,3 +173,7 @@ class MemoryDocumentStore(DeletesByGroups, AsyncResource):
             self._check_unique(collection, [], paths=[path])
             self._unique.setdefault(collection, set()).add(path)
         self._indexes.setdefault(collection, set()).add(path)
+
+    def change_signal(self) -> LocalChangeSignal:
+        """Wake the readers of this process directly: nothing else shares the storage."""
+        return self._signal

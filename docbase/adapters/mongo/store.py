@@ -334,3 +334,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         cursor = await target.aggregate(pipeline, allowDiskUse=True,
                                         maxTimeMS=self._max_time_ms)
         return await cursor.to_list()
+
+    def change_signal(self) -> None:
+        """No push: change streams need a replica set, so readers poll the change log."""
+        return None

@@ -19,6 +19,7 @@ from docbase.adapters.sql.aggregates import aggregate_statement
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
@@ -55,13 +56,17 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
         # per table number: SELECT body WHERE id = :id, built once so that a read skips
         # statement construction (tables are never renumbered, so this never goes stale)
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
+        self._signal = (PostgresChangeSignal(self.backend) if self.dialect.name == "postgresql"
+                        else None)
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
         await self.backend.open()
 
     async def close(self) -> None:
-        """Dispose of the engine if this store created it."""
+        """Stop listening for changes; dispose of the engine if this store created it."""
+        if self._signal is not None:
+            await self._signal.close()
         if self._owns_engine:
             await self.backend.close()
 
@@ -281,3 +286,7 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
             return indexes.explain(conn, self.dialect, statement)
 
         return await self.backend.run(work, write=False)
+
+    def change_signal(self) -> PostgresChangeSignal | None:
+        """``LISTEN/NOTIFY`` on PostgreSQL; SQLite has no push (readers poll)."""
+        return self._signal

@@ -23,7 +23,7 @@ from docbase.core.documents import Document
 from docbase.core.errors import Conflict, InvalidQuery, VersionMismatch
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.names import is_user_collection
-from docbase.core.ports import DeletesByGroups, Deletion, DocumentStore
+from docbase.core.ports import ChangeSignal, DeletesByGroups, Deletion, DocumentStore
 from docbase.core.query import (
     Aggregate,
     AggregateRow,
@@ -91,6 +91,10 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
     async def close(self) -> None:
         """Close the store underneath."""
         await self.inner.close()
+
+    def change_signal(self) -> ChangeSignal | None:
+        """The store underneath's push for the change log."""
+        return self.inner.change_signal()
 
     async def _schema(self, collection: str) -> CollectionSchema | None:
         if not is_user_collection(collection):

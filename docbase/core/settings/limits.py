@@ -48,6 +48,28 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     max_failed_credentials: int = 30
     """Refused keys or tokens one address may present per window; past it, every
     request from the address answers 429 until the window ends."""
+    realtime_ping_interval: float = 10.0
+    """Seconds between two ``ping`` events of a ``GET /realtime`` stream."""
+    change_poll_interval: float = 0.25
+    """Seconds between two reads of the change log by one process (``docs/realtime.md``);
+    on PostgreSQL a notification wakes readers sooner."""
+    change_gap_grace: float = 10.0
+    """Seconds readers wait for a change whose sequence number was taken but whose entry
+    is not stored yet, before skipping it (its writer failed or died)."""
+    change_retention: float = 7 * 86_400.0
+    """Seconds a change-log entry is kept: resuming (``Last-Event-ID``) works within it."""
+    change_max_entries: int = 100_000
+    """Most entries the change log keeps; the oldest are pruned beyond it."""
+    webhook_timeout: float = 10.0
+    """Seconds a webhook receiver has to answer one delivery."""
+    webhook_retry_delay: float = 1.0
+    """Seconds before the first retry of a failed delivery; doubled after each further
+    failure, up to five minutes."""
+    webhook_max_failures: int = 10
+    """Failed deliveries in a row after which a webhook is disabled."""
+    webhook_private_targets: bool = False
+    """Allow webhook URLs on loopback, private, link-local and other non-public
+    addresses (off: no server-side request forgery through a webhook)."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
