@@ -21,6 +21,7 @@ from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.mail.service import MailService, SmtpMailerFactory
+from docbase.core.media import Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
@@ -62,6 +63,8 @@ class Database(AsyncResource):
         """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
+        self.media = Media(self)
+        """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
         self.pipeline = Pipeline(
             write_stages(store=store, relations=self.relations, cascade=self._cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),

@@ -33,11 +33,13 @@ from docbase.core.errors import (
     Forbidden,
     HookFailed,
     HookTimedOut,
+    InvalidImage,
     InvalidQuery,
     InvalidToken,
     MailDeliveryError,
     NotFound,
     PayloadTooLarge,
+    RangeNotSatisfiable,
     Rejected,
     TooManyRequests,
     Unauthorized,
@@ -57,6 +59,7 @@ __all__ = [
     "EXCEPTION_HANDLERS",
     "ErrorAnswer",
     "MethodNotAllowed",
+    "NotImplementedHere",
     "UnsupportedMediaType",
     "answer_for",
     "docbase_error",
@@ -69,6 +72,10 @@ __all__ = [
 
 class MethodNotAllowed(DocbaseError):
     """The path exists but does not take this method (or method override); 405."""
+
+
+class NotImplementedHere(DocbaseError):
+    """The path and method are known but the operation is not implemented (501)."""
 
 
 class ErrorAnswer(NamedTuple):
@@ -92,6 +99,9 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     # over HTTP an expected version only ever comes from If-Match
     VersionMismatch: ErrorAnswer(412, "PreconditionFailed"),
     PayloadTooLarge: ErrorAnswer(413),
+    RangeNotSatisfiable: ErrorAnswer(416),
+    InvalidImage: ErrorAnswer(422),
+    NotImplementedHere: ErrorAnswer(501, "NotImplemented"),
     TooManyRequests: ErrorAnswer(429),
     ValidationFailed: ErrorAnswer(422),
     MailDeliveryError: ErrorAnswer(502),
@@ -144,7 +154,7 @@ def error_response(
 
 
 def error_headers(exc: DocbaseError) -> dict[str, str]:
-    """Headers an error answer carries: a 401's challenge, a 429's ``Retry-After``."""
+    """Headers an error answer carries: 401 a challenge, 429 ``Retry-After``, 416 the size."""
     if isinstance(exc, InvalidToken):  # general terms only: RFC 6750's error code
         return {"www-authenticate": 'Bearer realm="docbase", error="invalid_token", '
                                     'error_description="the token is invalid, expired '
@@ -153,6 +163,8 @@ def error_headers(exc: DocbaseError) -> dict[str, str]:
         return {"www-authenticate": 'Bearer realm="docbase"'}
     if isinstance(exc, TooManyRequests):
         return {"retry-after": str(exc.retry_after)}
+    if isinstance(exc, RangeNotSatisfiable):
+        return {"content-range": f"bytes */{exc.size}"}
     return {}
 
 
