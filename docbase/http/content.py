@@ -103,6 +103,9 @@ def content_response(request: Request[Any, Any, Any], file: MediaFile, *,
     if span is not None:
         status, (start, end) = 206, span
         headers["content-range"] = f"bytes {start}-{end - 1}/{file.size}"
+    if file.data is not None:  # small content, kept in memory: no streaming needed
+        return Response(file.data[start:end], status_code=status,
+                        media_type=file.content_type, headers=headers)
     headers["content-length"] = str(end - start)
     return Stream(file.chunks(start, end), status_code=status, media_type=file.content_type,
                   headers=headers)

@@ -13,8 +13,10 @@ class MediaFile:
     """An original or a derivative: what to call it, its type, size, tag and bytes."""
 
     def __init__(self, blobs: BlobStore, record: Document, key: str, *, content_type: str,
-                 size: int, etag: str) -> None:
+                 size: int, etag: str, data: bytes | None = None) -> None:
         self._blobs = blobs
+        self.data = data
+        """The whole content when it is small enough to be kept in memory, else ``None``."""
         self.record = record
         """The metadata record of the media file."""
         self.key = key
@@ -39,8 +41,15 @@ class MediaFile:
         if start < 0 or (start >= self.size and self.size > 0) or stop < start:
             raise RangeNotSatisfiable(f"bytes {start}-{stop} are outside the "
                                       f"{self.size} bytes of this file", self.size)
+        if self.data is not None:
+            return _slice(self.data[start:stop])
         return self._blobs.read(self.key, start, stop)
 
     async def read(self) -> bytes:
         """All the bytes at once (for small files; stream large ones with :meth:`chunks`)."""
         return b"".join([chunk async for chunk in self.chunks()])
+
+
+async def _slice(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+

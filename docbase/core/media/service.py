@@ -23,6 +23,7 @@ from typing import IO, TYPE_CHECKING, Any
 import msgspec
 
 from docbase.core.auth import Action, authorize
+from docbase.core.auth.cache import Namespace
 from docbase.core.auth.principal import SYSTEM, Principal, on_behalf_of
 from docbase.core.collection import Collection
 from docbase.core.documents import Document
@@ -50,6 +51,11 @@ if TYPE_CHECKING:
     from docbase.core.database import Database
 
 logger = logging.getLogger("docbase.media")
+
+OPENED: Namespace[MediaFile] = Namespace("media files")
+"""What :meth:`Media.open` found, by (id or name, size), in the database's SystemCache."""
+SMALL_CONTENT = 32 * 1024
+"""Content up to this size is kept with what ``open`` found (thumbnails, small files)."""
 
 
 class Uploaded(msgspec.Struct, frozen=True):
@@ -122,6 +128,8 @@ class Media:
         except BaseException:
             await self._discard(records)
             raise
+        finally:
+            self.database.auth_cache.invalidate(OPENED)  # a name may now mean a newer file
         return Uploaded(uploadid, [str(r["_id"]) for r in records])
 
     async def _receive(self, file: Upload, uploadid: str, budget: Budget,
@@ -243,6 +251,10 @@ class Media:
 
         ``size`` is ``o``, ``t`` (128 px wide) or ``w`` (640 px wide); it is ignored for
         files that are not raster images. Needs no credential, as ``GET /media/ID``.
+        What one process found is trusted for a second (``SystemCache``), content of at
+        most :data:`SMALL_CONTENT` bytes with it, so a thumbnail shown again and again
+        costs no storage round trip; an upload or delete through this process is seen at
+        once, one through another process within that second.
 
         Raises:
             InvalidQuery: an unknown ``size``.
@@ -251,19 +263,28 @@ class Media:
 
         """
         size = parse_size(size)
+        return await self.database.auth_cache.fetch(OPENED, (ref, size),
+                                                    lambda: self._open(ref, size))
+
+    async def _open(self, ref: str, size: str) -> MediaFile:
         record = await self.resolve(ref)
         if size == ORIGINAL or record.get("mimetype") not in RASTER_TYPES:
-            return MediaFile(self.blobs, record, blob_key(str(record["_id"])),
-                             content_type=str(record["mimetype"]),
-                             size=int(record["filesize"]), etag=content_tag(record, ORIGINAL))
-        key = blob_key(str(record["_id"]), size)
-        try:
-            info = await self.blobs.stat(key)
-        except NotFound:
-            async with self._deriving.hold(key):
-                info = await self._derived(record, size, key)
-        return MediaFile(self.blobs, record, key, content_type=info.content_type,
-                         size=info.size, etag=content_tag(record, size))
+            size = ORIGINAL
+            key = blob_key(str(record["_id"]))
+            content_type, length = str(record["mimetype"]), int(record["filesize"])
+        else:
+            key = blob_key(str(record["_id"]), size)
+            try:
+                info = await self.blobs.stat(key)
+            except NotFound:
+                async with self._deriving.hold(key):
+                    info = await self._derived(record, size, key)
+            content_type, length = info.content_type, info.size
+        file = MediaFile(self.blobs, record, key, content_type=content_type, size=length,
+                         etag=content_tag(record, size))
+        if length <= SMALL_CONTENT:
+            file.data = await file.read()
+        return file
 
     async def _derived(self, record: Document, size: str, key: str) -> BlobInfo:
         with contextlib.suppress(NotFound):  # made while this request waited its turn
@@ -295,9 +316,12 @@ class Media:
         """
         media_id = check_object_id(media_id)
         authorize(principal, Action("DELETE", f"/media/{media_id}"))
-        deleted = await self.records(principal).delete(media_id)
-        for key in all_blob_keys(media_id):
-            await self.blobs.delete(key)
+        try:
+            deleted = await self.records(principal).delete(media_id)
+            for key in all_blob_keys(media_id):
+                await self.blobs.delete(key)
+        finally:
+            self.database.auth_cache.invalidate(OPENED)
         return deleted
 
 
