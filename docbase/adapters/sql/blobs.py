@@ -2,9 +2,10 @@
 
 Each upload writes its chunks under a fresh ``blob_id`` in short transactions (a few
 chunks each, one commit per MiB) as the bytes arrive (never the whole file in memory,
-never a write lock held while waiting for the client), then swaps the blob's row to the new ``blob_id`` and deletes the old
-chunks in one transaction, so readers see the old or the new content, never a mix.
-Reads fetch only the chunks that overlap the requested range, one at a time.
+never a write lock held while waiting for the client), then swaps the blob's row to
+the new ``blob_id`` and deletes the old chunks in one transaction, so readers see the
+old or the new content, never a mix. Reads fetch only the chunks that overlap the
+requested range, one at a time.
 """
 
 from __future__ import annotations
