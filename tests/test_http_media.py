@@ -240,6 +240,17 @@ async def test_bad_uploads_get_clear_errors_and_store_nothing(live: LiveDocbase)
     whole = await live.client.post("/media", headers=live.auth(), files=multipart(
         *(("f", f"part{i}.bin", b"\x01" * 250_000, "x/y") for i in range(3))))
     assert "max_upload_bytes" in assert_error(whole, 413, "PayloadTooLarge")["message"]
+    chunked_body, headers = raw_multipart(
+        *((f'form-data; name="f"; filename="part{i}.bin"'.encode(), b"\x01" * 250_000)
+          for i in range(3)))
+
+    async def chunked() -> AsyncIterator[bytes]:  # no Content-Length: counted as it streams
+        for start in range(0, len(chunked_body), 65_536):
+            yield chunked_body[start:start + 65_536]
+
+    streamed = await live.client.post("/media", content=chunked(),
+                                      headers={**live.auth(), **headers})
+    assert "max_upload_bytes" in assert_error(streamed, 413, "PayloadTooLarge")["message"]
     empty, headers = raw_multipart()
     assert_error(await live.client.post("/media", content=empty,
                                         headers={**live.auth(), **headers}), 400, "InvalidQuery")

@@ -28,6 +28,7 @@ from multipart import (  # type: ignore[import-untyped]
 
 from docbase.core.errors import InvalidQuery, PayloadTooLarge, UnsupportedMediaType
 from docbase.core.media import Upload
+from docbase.core.media.receiving import Budget
 from docbase.core.settings import Limits
 
 _EXTENDED_NAME = re.compile(r"""filename\*\s*=\s*([^;\s]+)""", re.IGNORECASE)
@@ -38,7 +39,7 @@ class MultipartReader:
     """The parts of one multipart body: their headers, then their bodies, in order."""
 
     def __init__(self, request: Request[Any, Any, Any], boundary: str, limits: Limits) -> None:
-        self._limit = limits.max_upload_bytes
+        self._budget = Budget(limits.max_upload_bytes)
         self._parser = PushMultipartParser(
             boundary, max_segment_count=limits.max_upload_files + _FORM_FIELDS,
             max_header_count=16)
@@ -46,13 +47,9 @@ class MultipartReader:
         self._in_body = False
 
     async def _parse(self, stream: AsyncIterator[bytes]) -> AsyncIterator[Any]:
-        received = 0
         with self._parser:
             async for chunk in stream:
-                received += len(chunk)
-                if received > self._limit:
-                    raise PayloadTooLarge(f"the upload exceeds {self._limit} bytes "
-                                          "(limits.max_upload_bytes)")
+                self._budget.spend(len(chunk))
                 for event in self._parser.parse(chunk):
                     yield event
                 if self._parser.closed:
