@@ -5,7 +5,7 @@ chunks each, one commit per MiB) as the bytes arrive (never the whole file in me
 never a write lock held while waiting for the client), then swaps the blob's row to
 the new ``blob_id`` and deletes the old chunks in one transaction, so readers see the
 old or the new content, never a mix. Reads fetch only the chunks that overlap the
-requested range, one at a time.
+requested range, a few per query.
 """
 
 from __future__ import annotations
@@ -23,7 +23,8 @@ from docbase.core.ports import BlobInfo
 
 CHUNK_SIZE = 256 * 1024
 CHUNKS_PER_WRITE = 4
-"""Chunks written per transaction: one commit per MiB rather than per chunk."""
+"""Chunks written per transaction (one commit per MiB rather than per chunk), and read
+per query."""
 
 
 class SqlBlobStore:
@@ -106,29 +107,32 @@ class SqlBlobStore:
         return BlobInfo(key, size, content_type)
 
     async def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
-        """Stream the bytes ``start`` to ``end``, one stored chunk at a time."""
+        """Stream the bytes ``start`` to ``end``, a few stored chunks per query."""
         blob_id, size, _content_type, chunk_size = await self._row(key)
         stop = size if end is None else min(end, size)
         position = max(start, 0)
         while position < stop:
-            seq, offset = divmod(position, chunk_size)
-            data = await self._chunk(key, blob_id, seq)
-            piece = data[offset:min(len(data), offset + stop - position)]
-            if not piece:
-                raise NotFound(f"blob {key!r} was replaced or deleted while being read")
-            yield piece
-            position += len(piece)
+            first, offset = divmod(position, chunk_size)
+            last = min((stop - 1) // chunk_size, first + CHUNKS_PER_WRITE - 1)
+            for data in await self._chunks(key, blob_id, first, last):
+                piece = data[offset:min(len(data), offset + stop - position)]
+                if not piece:
+                    raise NotFound(f"blob {key!r} was replaced or deleted while being read")
+                yield piece
+                position += len(piece)
+                offset = 0
 
-    async def _chunk(self, key: str, blob_id: str, seq: int) -> bytes:
-        def work(conn: sa.Connection) -> bytes | None:
+    async def _chunks(self, key: str, blob_id: str, first: int, last: int) -> list[bytes]:
+        def work(conn: sa.Connection) -> list[bytes]:
             found = conn.execute(sa.select(blob_chunks.c.data).where(
-                blob_chunks.c.blob_id == blob_id, blob_chunks.c.seq == seq))
-            return found.scalar()
+                blob_chunks.c.blob_id == blob_id, blob_chunks.c.seq.between(first, last))
+                .order_by(blob_chunks.c.seq))
+            return [bytes(row[0]) for row in found]
 
         data = await self.backend.run(work, write=False)
-        if data is None:
+        if len(data) != last - first + 1:
             raise NotFound(f"blob {key!r} was replaced or deleted while being read")
-        return bytes(data)
+        return data
 
     async def delete(self, key: str) -> bool:
         """Delete a blob and its chunks; return whether it existed."""
