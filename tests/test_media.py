@@ -199,35 +199,31 @@ async def test_ranges_of_the_content(db: Database) -> None:
         opened.chunks(10)
 
 
-@pytest.mark.parametrize("bad", ["too-big", "too-many-bytes", "too-many-files", "corrupt",
-                                 "bomb"])
-async def test_a_failed_upload_leaves_neither_bytes_nor_metadata(stores: Any, bad: str) -> None:
+FAILED_UPLOADS = {  # the last file(s) of each upload fail it
+    "too-big": ([Upload("huge.bin", b"\x00" * 100_001)], PayloadTooLarge, "'huge.bin'"),
+    "too-many-bytes": ([Upload("a.bin", b"\x00" * 94_500)], PayloadTooLarge,
+                       "max_upload_bytes"),
+    "too-many-files": ([Upload("third.txt", b"3\n"), Upload("fourth.txt", b"4\n")],
+                       PayloadTooLarge, "max_upload_files"),
+    "corrupt": ([Upload("broken.png", samples.corrupt_png())], InvalidImage, "'broken.png'"),
+    "bomb": ([Upload("bomb.png", samples.bomb_png())], InvalidImage, "'bomb.png'"),
+}
+
+
+async def test_a_failed_upload_leaves_neither_bytes_nor_metadata(stores: Any) -> None:
     store, real_blobs = stores
-    blobs = RecordingBlobs(real_blobs)
-    db = Database(store, blobs, limits=Limits(  # type: ignore[arg-type]
-        max_upload_file_bytes=100_000, max_upload_bytes=150_000, max_upload_files=3))
-    files = [Upload("ok.txt", b"fine\n" * 100), Upload("ok.png", samples.png(50, 50))]
-    files.append({
-        "too-big": Upload("huge.bin", b"\x00" * 100_001),
-        "too-many-bytes": Upload("ninety.bin", b"\x00" * 90_000),
-        "too-many-files": Upload("third.txt", b"3\n"),
-        "corrupt": Upload("broken.png", samples.corrupt_png()),
-        "bomb": Upload("bomb.png", samples.bomb_png()),
-    }[bad])
-    if bad == "too-many-bytes":
-        files.append(Upload("more.bin", b"\x00" * 90_000))
-    if bad == "too-many-files":
-        files.append(Upload("fourth.txt", b"4\n"))
-    expected = InvalidImage if bad in ("corrupt", "bomb") else PayloadTooLarge
-    with pytest.raises(expected) as raised:
-        await db.media.upload(files)
-    if bad == "too-big":
-        assert "'huge.bin'" in raised.value.message
-    if bad in ("corrupt", "bomb"):
-        assert ("'broken.png'" if bad == "corrupt" else "'bomb.png'") in raised.value.message
-    assert len(blobs.keys) >= 2
-    assert await leftovers(blobs) == []
-    assert await store.find(MEDIA_COLLECTION, _all()) == []
+    for bad, (last, expected, named) in FAILED_UPLOADS.items():
+        blobs = RecordingBlobs(real_blobs)
+        db = Database(store, blobs, limits=Limits(  # type: ignore[arg-type]
+            max_upload_file_bytes=100_000, max_upload_bytes=95_000, max_upload_files=3))
+        files = [Upload("ok.txt", b"fine\n" * 100), Upload("ok.png", samples.png(50, 50)),
+                 *last]
+        with pytest.raises(expected) as raised:
+            await db.media.upload(files)
+        assert named in raised.value.message, bad
+        assert len(blobs.keys) >= 2, bad
+        assert await leftovers(blobs) == [], bad
+        assert await store.find(MEDIA_COLLECTION, _all()) == [], bad
 
 
 def _all() -> Any:
