@@ -20,7 +20,9 @@ from docbase.core.errors import (
     NotFound,
     PayloadTooLarge,
     RangeNotSatisfiable,
+    Rejected,
 )
+from docbase.core.hooks import HookPoint
 from docbase.core.media import MEDIA_COLLECTION, Upload, images
 from docbase.core.ports import BlobInfo, BlobStore
 from docbase.core.settings import Limits
@@ -295,3 +297,41 @@ async def test_documents_keep_media_ids_unresolved() -> None:
         product = await db.collection("products").insert({"name": "Lamp", "photos": ids})
         read = await db.collection("products").get(product["_id"], metafields=False)
         assert read == {"_id": product["_id"], "name": "Lamp", "photos": ids}
+
+
+async def test_a_hook_refusing_the_metadata_leaves_no_bytes_and_a_late_failure_keeps_them(
+    stores: Any,
+) -> None:
+    store, real_blobs = stores
+    blobs = RecordingBlobs(real_blobs)
+    db = Database(store, blobs)  # type: ignore[arg-type]
+
+    async def refuse(write: Any) -> None:
+        raise Rejected("no uploads today")
+
+    db.hooks.on(HookPoint.BEFORE_INSERT, refuse, collection=MEDIA_COLLECTION)
+    with pytest.raises(Rejected):
+        await db.media.upload([Upload("a.txt", b"a\n"), Upload("b.png", samples.png(20, 20))])
+    assert len(blobs.keys) == 2
+    assert await leftovers(blobs) == []
+
+    async def fail_late(write: Any) -> None:
+        raise RuntimeError("after the commit")
+
+    db = Database(store, blobs)  # type: ignore[arg-type]
+    db.hooks.on(HookPoint.AFTER_INSERT, fail_late, collection=MEDIA_COLLECTION)
+    with pytest.raises(RuntimeError):
+        await db.media.upload([Upload("c.txt", b"c\n")])
+    [record] = await store.find(MEDIA_COLLECTION, _all())
+    assert record["origname"] == "c.txt"
+    assert await (await db.media.open(record["_id"])).read() == b"c\n"  # bytes kept
+
+
+async def test_image_work_over_its_time_limit_is_refused() -> None:
+    from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
+
+    async with Database(MemoryDocumentStore(), MemoryBlobStore(),
+                        limits=Limits(image_timeout=1e-6)) as db:
+        with pytest.raises(InvalidImage, match=r"'slow\.png'.*limits\.image_timeout"):
+            await db.media.upload([Upload("slow.png", samples.png(2000, 2000))])
+        assert await db.media.find() == []
