@@ -158,6 +158,13 @@ async def test_download_cache_and_range_headers(live: LiveDocbase) -> None:
     assert outside.headers["content-range"] == "bytes */10"
     moved = await live.client.get(digits, headers={"range": "bytes=2-5", "if-range": '"old"'})
     assert (moved.status_code, moved.content) == (200, b"0123456789")
+    for path, length, mime in ((f"/media/{ids[0]}", len(PNG), "image/png"),
+                               (digits, 10, "text/plain; charset=utf-8")):
+        headed = await live.client.head(path)
+        assert (headed.status_code, headed.content) == (200, b"")
+        assert (headed.headers["content-length"], headed.headers["content-type"]) == (
+            str(length), mime)
+        assert headed.headers["etag"] == (await live.client.get(path)).headers["etag"]
 
 
 async def test_metadata_with_q_h_and_ids_needs_a_key(live: LiveDocbase) -> None:

@@ -335,3 +335,23 @@ async def test_image_work_over_its_time_limit_is_refused() -> None:
         with pytest.raises(InvalidImage, match=r"'slow\.png'.*limits\.image_timeout"):
             await db.media.upload([Upload("slow.png", samples.png(2000, 2000))])
         assert await db.media.find() == []
+
+
+@pytest.mark.parametrize(("head", "expected"), [
+    (b"0123456789", "text/plain"),  # puremagic knows a test file of these digits
+    (b"ID3 is also how MP3 files start\n", "text/plain"),
+    ("Grüße\n".encode(), "text/plain"),
+    (b'{"a": 1}', "application/json"),
+    (samples.HTML, "text/html"),
+    (samples.SVG, "image/svg+xml"),
+    (b'<svg xmlns="http://www.w3.org/2000/svg"/>', "image/svg+xml"),
+    (b"%PDF-1.4\n1 0 obj\n", "application/pdf"),
+    (samples.png(4, 4), "image/png"),
+    (samples.gif(4, 4), "image/gif"),
+    (bytes(range(256)), "application/octet-stream"),
+    (b"", "application/octet-stream"),
+])
+def test_sniffing_reads_the_content_not_the_name(head: bytes, expected: str) -> None:
+    from docbase.core.media import sniff
+
+    assert sniff(head) == expected

@@ -84,7 +84,7 @@ def byte_range(request: Request[Any, Any, Any], size: int, etag: str) -> tuple[i
 
 def content_response(request: Request[Any, Any, Any], file: MediaFile, *,
                      download: bool, by_name: bool) -> Response[Any]:
-    """The answer to ``GET /media/ID``: 200, 206 or 304, with its headers.
+    """The answer to ``GET /media/ID`` (or ``HEAD``: no body): 200, 206 or 304.
 
     Raises:
         RangeNotSatisfiable: the ``Range`` lies outside the content (answered 416).
@@ -103,6 +103,11 @@ def content_response(request: Request[Any, Any, Any], file: MediaFile, *,
     if span is not None:
         status, (start, end) = 206, span
         headers["content-range"] = f"bytes {start}-{end - 1}/{file.size}"
+    if request.method == "HEAD":
+        headers["content-length"] = str(end - start)
+        headers["content-type"] = file.content_type + (
+            "; charset=utf-8" if file.content_type.startswith("text/") else "")
+        return Response(None, status_code=status, headers=headers)
     if file.data is not None:  # small content, kept in memory: no streaming needed
         return Response(file.data[start:end], status_code=status,
                         media_type=file.content_type, headers=headers)

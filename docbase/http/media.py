@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from litestar import Request, Response, delete, get, post, put, route
+from litestar import Request, Response, delete, get, head, post, put, route
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
@@ -59,15 +59,28 @@ async def put_media() -> Response[bytes]:
     raise NotImplementedHere("PUT /media is not implemented; upload with POST /media")
 
 
-@get(paths(ITEM))
-async def get_media(request: HttpRequest, docbase_server: ServerDependency,
-                    media_ref: Param) -> Response[Any]:
-    """``GET /media/ID`` or ``/media/<file name>``: the bytes, no credential needed."""
-    _, database, _ = route_request(docbase_server, request)
+async def _content(request: HttpRequest, server: ServerDependency,
+                   media_ref: str) -> Response[Any]:
+    _, database, _ = route_request(server, request)
     params = query_params(request)
     file = await database.media.open(media_ref, last_param(params, "s"))
     return content_response(request, file, download=parse_flag(params, "download"),
                             by_name=media_ref.lower() != file.record["_id"])
+
+
+@get(paths(ITEM))
+async def get_media(request: HttpRequest, docbase_server: ServerDependency,
+                    media_ref: Param) -> Response[Any]:
+    """``GET /media/ID`` or ``/media/<file name>``: the bytes, no credential needed."""
+    return await _content(request, docbase_server, media_ref)
+
+
+@head(paths(ITEM))
+async def head_media(request: HttpRequest, docbase_server: ServerDependency,
+                     media_ref: Param) -> Response[None]:
+    """``HEAD /media/ID``: the headers ``GET`` would answer, without the bytes."""
+    response: Response[None] = await _content(request, docbase_server, media_ref)
+    return response
 
 
 async def _delete(request: HttpRequest, ctx: RequestContext, media_ref: str) -> Response[bytes]:
@@ -106,7 +119,7 @@ async def get_media_meta(request: HttpRequest, ctx: Ctx, media_ref: Param) -> Re
 
 
 MEDIA_HANDLERS: list[HTTPRouteHandler] = [
-    media_options, upload_media, put_media, get_media, delete_media, override_media,
-    get_media_meta,
+    media_options, upload_media, put_media, get_media, head_media, delete_media,
+    override_media, get_media_meta,
 ]
 """The ``/media`` handlers; they need the ``ctx`` and ``docbase_server`` dependencies."""

@@ -1,10 +1,11 @@
 """What a file is, told from its first bytes: never from the name or type a client sends.
 
-:func:`sniff` asks ``puremagic`` (magic numbers) about the head of the content. A
-magic number of three bytes or fewer says little, so a head that decodes as text
-wins over such a weak match; text no magic number names is ``text/plain``; anything
-else unknown is ``application/octet-stream``. An XML document whose root is ``<svg`` is
-``image/svg+xml``.
+:func:`sniff` asks ``puremagic`` (magic numbers) about the head of the content. For
+binary content its best match is the answer (``application/octet-stream`` without
+one). Content that decodes as text is ``text/plain`` unless the match is one of the
+text formats of :data:`TEXT_FORMATS` (HTML, XML, SVG, JSON, PDF, ...): magic numbers
+of a few printable bytes say little about text. An XML document whose root is
+``<svg`` is ``image/svg+xml``.
 
 :func:`served_inline` names the types a browser may show in place: raster images,
 audio, video, PDF and plain text. Everything else (HTML, SVG, XML, scripts, unknown
@@ -30,8 +31,11 @@ RASTER_TYPES = frozenset({"image/png", "image/jpeg", "image/gif", "image/webp",
 
 _INLINE_TYPES = RASTER_TYPES | {"application/pdf", TEXT}
 _INLINE_FAMILIES = ("audio/", "video/")
-_WEAK_MATCH = 0.4  # puremagic's confidence of a match on 3 bytes or fewer
 _XML_TYPES = frozenset({"application/xml", "text/xml"})
+TEXT_FORMATS = _XML_TYPES | {"text/html", "image/svg+xml", "application/json", "text/csv",
+                             "application/pdf", "application/postscript", "application/rtf",
+                             "text/calendar", "text/vcard"}
+"""Types of content that is text throughout which sniffing reports as such."""
 _SVG_ROOT = re.compile(rb"<svg[\s>/]", re.IGNORECASE)
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f]")
 
@@ -41,16 +45,15 @@ def sniff(head: bytes) -> str:
     if not head:
         return OCTET_STREAM
     try:
-        matches = [m for m in puremagic.magic_string(head) if m.mime_type]
+        matches = [str(m.mime_type) for m in puremagic.magic_string(head) if m.mime_type]
     except (puremagic.PureError, ValueError):
         matches = []
-    text = _is_text(head)
-    if not matches or (text and matches[0].confidence < _WEAK_MATCH):
-        return TEXT if text else OCTET_STREAM
-    found = str(matches[0].mime_type)
+    found = matches[0] if matches else ""
     if found in _XML_TYPES and _SVG_ROOT.search(head):
         return "image/svg+xml"
-    return found
+    if _is_text(head):
+        return found if found in TEXT_FORMATS else TEXT
+    return found or OCTET_STREAM
 
 
 def media_family(mimetype: str) -> str:
