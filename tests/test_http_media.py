@@ -153,6 +153,15 @@ async def test_download_cache_and_range_headers(live: LiveDocbase) -> None:
         ranged = await live.client.get(digits, headers={"range": header})
         assert (ranged.status_code, ranged.content) == (status, body), header
         assert ranged.headers.get("content-range") == content_range
+    big = bytes(range(256)) * 800  # 200 KiB: streamed from the blob store, not kept
+    [big_id] = await upload(live, ("big", "big.bin", big, "application/octet-stream"))
+    for header, start, end in [("bytes=40000-40009", 40000, 40010),
+                               ("bytes=-70000", len(big) - 70000, len(big)),
+                               ("bytes=100000-", 100000, len(big))]:
+        ranged = await live.client.get(f"/media/{big_id}", headers={"range": header})
+        assert (ranged.status_code, ranged.content) == (206, big[start:end]), header
+        assert ranged.headers["content-range"] == f"bytes {start}-{end - 1}/{len(big)}"
+    assert (await live.client.get(f"/media/{big_id}")).content == big
     outside = await live.client.get(digits, headers={"range": "bytes=10-"})
     assert_error(outside, 416, "RangeNotSatisfiable")
     assert outside.headers["content-range"] == "bytes */10"
