@@ -12,7 +12,9 @@ from __future__ import annotations
 import asyncio
 import io
 import time
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
+from functools import partial
+from typing import IO
 
 from docbase.core.errors import InvalidImage
 from docbase.core.ports import BlobStore
@@ -73,6 +75,18 @@ def open_blob(blobs: BlobStore, key: str, size: int, loop: asyncio.AbstractEvent
     :func:`time.monotonic` value) raise :class:`~docbase.core.errors.InvalidImage`.
     """
     return io.BufferedReader(_BlobRaw(blobs, key, size, loop, deadline), _BUFFER)
+
+
+def image_source(blobs: BlobStore, key: str, size: int, data: bytes | None = None,
+                 ) -> Callable[[float], IO[bytes]]:
+    """What the image threads open: ``data`` when it is the whole content, else the blob.
+
+    Call this on the event loop that owns ``blobs``, and what it returns in a thread,
+    with the deadline.
+    """
+    if data is not None:
+        return lambda _deadline: io.BytesIO(data)
+    return partial(open_blob, blobs, key, size, asyncio.get_running_loop())
 
 
 async def _collect(chunks: AsyncIterator[bytes]) -> bytes:

@@ -1,37 +1,27 @@
 """``db.media``: the media archive of one database, over its blob store.
 
-An upload streams each file to the blob store (counted, hashed and sniffed on the way,
-see ``receiving.py`` and ``sniffing.py``), reads an image's header, and only when every
-file is stored writes all their records to ``_media`` in one insert through the write
-pipeline. Whatever fails on the way, the bytes stored so far are deleted again: a
-failed upload leaves neither bytes nor metadata. Reading the bytes needs no
+Uploads are all or nothing (``uploading.py``). Content is found by media id or by file
+name (the newest upload of that name); a derivative is made the first time it is asked
+for and kept in the blob store (``derivatives.py``). Reading the bytes needs no
 credential; metadata, uploads and deletes are authorized as their ``/media`` paths
 and then read and written on the requester's behalf (``on_behalf_of``).
 """
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
-import io
-import logging
-import uuid
-from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Sequence
-from functools import partial
-from typing import IO, TYPE_CHECKING, Any
-
-import msgspec
+from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from typing import TYPE_CHECKING, Any
 
 from docbase.core.auth import Action, authorize
 from docbase.core.auth.cache import Namespace
 from docbase.core.auth.principal import SYSTEM, Principal, on_behalf_of
 from docbase.core.collection import Collection
 from docbase.core.documents import Document
-from docbase.core.errors import ConfigurationError, InvalidQuery, NotFound, PayloadTooLarge
-from docbase.core.events import WriteEvent
-from docbase.core.ids import check_object_id, is_object_id, new_object_id
+from docbase.core.errors import ConfigurationError, InvalidQuery, NotFound
+from docbase.core.ids import check_object_id, is_object_id
 from docbase.core.media import images
-from docbase.core.media.blobfile import open_blob
+from docbase.core.media.blobfile import image_source
 from docbase.core.media.derivatives import (
     ORIGINAL,
     WIDTHS,
@@ -41,28 +31,20 @@ from docbase.core.media.derivatives import (
     parse_size,
 )
 from docbase.core.media.files import MediaFile
-from docbase.core.media.receiving import Budget, Receiver, Upload, clean_filename, peek
-from docbase.core.media.records import MEDIA_COLLECTION, content_tag, media_record
-from docbase.core.media.sniffing import HEAD_BYTES, RASTER_TYPES, sniff
+from docbase.core.media.receiving import Upload
+from docbase.core.media.records import MEDIA_COLLECTION, content_tag
+from docbase.core.media.sniffing import RASTER_TYPES
+from docbase.core.media.uploading import Uploaded, UploadRun
 from docbase.core.ports import BlobInfo, BlobStore
 from docbase.core.query import JSON, In, Query
 
 if TYPE_CHECKING:
     from docbase.core.database import Database
 
-logger = logging.getLogger("docbase.media")
-
 OPENED: Namespace[MediaFile] = Namespace("media files")
 """What :meth:`Media.open` found, by (id or name, size), in the database's SystemCache."""
 SMALL_CONTENT = 32 * 1024
 """Content up to this size is kept with what ``open`` found (thumbnails, small files)."""
-
-
-class Uploaded(msgspec.Struct, frozen=True):
-    """The answer to an upload: its id and the media id of each file, in upload order."""
-
-    uploadid: str
-    ids: list[str]
 
 
 class Media:
@@ -99,7 +81,7 @@ class Media:
 
     async def upload(self, files: Iterable[Upload] | AsyncIterable[Upload], *,
                      principal: Principal = SYSTEM) -> Uploaded:
-        """Store files and their metadata, all or nothing.
+        """Store files and their metadata, all or nothing (``uploading.py``).
 
         Raises:
             Forbidden: ``principal`` may not ``POST /media``.
@@ -110,77 +92,11 @@ class Media:
 
         """
         authorize(principal, Action("POST", "/media"))
-        limits = self.database.limits
-        budget = Budget(limits.max_upload_bytes)
-        uploadid = uuid.uuid4().hex
-        records: list[Document] = []
+        await self._ensure_index()
         try:
-            async for file in _each(files):
-                if len(records) >= limits.max_upload_files:
-                    raise PayloadTooLarge(f"an upload may hold at most {limits.max_upload_files}"
-                                          " files (limits.max_upload_files)")
-                records.append(await self._receive(file, uploadid, budget, principal))
-            if not records:
-                raise InvalidQuery("the upload holds no file")
-            await self._ensure_index()
-            await self.database.pipeline.write(WriteEvent(
-                MEDIA_COLLECTION, on_behalf_of(principal), documents=records))
-        except BaseException:
-            await self._discard(records)
-            raise
+            return await UploadRun(self.database, self.blobs, principal).store(files)
         finally:
             self.database.auth_cache.invalidate(OPENED)  # a name may now mean a newer file
-        return Uploaded(uploadid, [str(r["_id"]) for r in records])
-
-    async def _receive(self, file: Upload, uploadid: str, budget: Budget,
-                       principal: Principal) -> Document:
-        name = clean_filename(file.filename)
-        receiver = Receiver(name, self.database.limits.max_upload_file_bytes, budget)
-        head, content = await peek(receiver.stream(file.content), HEAD_BYTES)
-        mimetype = sniff(head)
-        media_id = new_object_id()
-        await self.blobs.put(blob_key(media_id), content, mimetype)
-        try:
-            facts = None
-            if mimetype in RASTER_TYPES:
-                whole = receiver.size <= len(head)
-                facts = await self._read_image(media_id, name, receiver.size,
-                                               head if whole else None)
-                mimetype = facts.mimetype
-        except BaseException:
-            await self._discard([{"_id": media_id}])
-            raise
-        return media_record(media_id, origname=name, size=receiver.size, mimetype=mimetype,
-                            sha256=receiver.digest.hexdigest(), uploadid=uploadid,
-                            image=facts, author=principal.author)
-
-    async def _read_image(self, media_id: str, name: str, size: int,
-                          data: bytes | None) -> images.ImageFacts:
-        max_pixels = self.database.limits.max_image_pixels
-        opener = self._opener(blob_key(media_id), size, data)
-        return await images.in_image_thread(
-            lambda deadline: images.describe(opener(deadline), max_pixels),
-            name, self.database.limits.image_timeout)
-
-    def _opener(self, key: str, size: int, data: bytes | None,
-                ) -> Callable[[float], IO[bytes]]:
-        if data is not None:
-            return lambda _deadline: io.BytesIO(data)
-        return partial(open_blob, self.blobs, key, size, asyncio.get_running_loop())
-
-    async def _discard(self, records: Sequence[Document]) -> None:
-        """Delete the blobs of ``records`` unless their metadata was stored after all."""
-        if not records:
-            return
-        with contextlib.suppress(NotFound):
-            await self.database.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
-            return  # committed (an after-hook failed): the bytes stay with their records
-        for record in records:
-            for key in all_blob_keys(str(record["_id"])):
-                try:
-                    await self.blobs.delete(key)
-                except Exception:
-                    logger.exception("could not delete blob %r of a failed upload", key)
 
     # ------------------------------------------------------------------ metadata
 
@@ -291,7 +207,7 @@ class Media:
             return await self.blobs.stat(key)
         media_id, name = str(record["_id"]), str(record["origname"])
         max_pixels = self.database.limits.max_image_pixels
-        opener = self._opener(blob_key(media_id), int(record["filesize"]), None)
+        opener = image_source(self.blobs, blob_key(media_id), int(record["filesize"]))
         made = await images.in_image_thread(
             lambda deadline: images.derive(opener(deadline), WIDTHS[size], max_pixels),
             name, self.database.limits.image_timeout)
@@ -323,15 +239,6 @@ class Media:
         finally:
             self.database.auth_cache.invalidate(OPENED)
         return deleted
-
-
-async def _each(files: Iterable[Upload] | AsyncIterable[Upload]) -> AsyncIterator[Upload]:
-    if isinstance(files, AsyncIterable):
-        async for file in files:
-            yield file
-    else:
-        for file in files:
-            yield file
 
 
 async def _single(data: bytes) -> AsyncIterator[bytes]:
