@@ -355,3 +355,17 @@ def test_sniffing_reads_the_content_not_the_name(head: bytes, expected: str) -> 
     from docbase.core.media import sniff
 
     assert sniff(head) == expected
+
+
+def test_a_chunk_buffer_hands_out_whole_chunks_a_batch_at_a_time() -> None:
+    from docbase.core.chunks import ChunkBuffer
+
+    buffer = ChunkBuffer(4, 2)
+    assert buffer.add(b"abc") == []
+    assert buffer.add(b"defgh") == [b"abcd", b"efgh"]
+    assert buffer.add(b"ijklmnopqr") == [b"ijkl", b"mnop"]
+    assert buffer.rest() == [b"qr"]
+    assert buffer.rest() == []
+    assert buffer.size == 18
+    with pytest.raises(ValueError, match="at least one"):
+        ChunkBuffer(0, 1)

@@ -1,10 +1,11 @@
 """A 200 MB upload to the real ``docbase serve`` streams: the worker's peak memory stays low.
 
 The server is a real process (``tests/test_serve_harness.py``) on its default SQLite
-storage and on PostgreSQL. The client streams the multipart body from a generator and
-hashes it on the way, so neither side needs the file in memory; the test reads the
-worker's peak resident size (``VmHWM`` in ``/proc/<pid>/status``) before and after the
-upload and a full download, and bounds the growth.
+storage, on PostgreSQL and on MongoDB (GridFS); the memory adapter keeps blobs in
+memory by definition, so it has no such test. The client streams the multipart body
+from a generator and hashes it on the way, so neither side needs the file in memory;
+the test reads the worker's peak resident size (``VmHWM`` in ``/proc/<pid>/status``)
+before and after the upload and a full download, and bounds the growth.
 """
 
 from __future__ import annotations
@@ -95,4 +96,16 @@ def test_a_200_mb_upload_streams_through_the_postgresql_server(
     tmp_path: Path, schema_url: str  # noqa: F811 - the fixture imported above
 ) -> None:
     with serving(tmp_path, "--workers", "1", "--storage", schema_url) as served:
+        upload_and_download(served)
+
+
+@pytest.mark.mongo
+def test_a_200_mb_upload_streams_through_the_mongo_server(tmp_path: Path) -> None:
+    import uuid
+
+    from tests.backends import mongo_server, mongo_url
+
+    base, _ = mongo_server()
+    url = mongo_url(base, f"docbase_big_{uuid.uuid4().hex[:12]}")
+    with serving(tmp_path, "--workers", "1", "--storage", url) as served:
         upload_and_download(served)

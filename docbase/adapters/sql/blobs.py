@@ -18,6 +18,7 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.schema import blob_chunks, blobs
+from docbase.core.chunks import ChunkBuffer
 from docbase.core.errors import NotFound
 from docbase.core.ports import BlobInfo
 
@@ -34,45 +35,32 @@ class SqlBlobStore:
         self.backend = SqlBackend.for_engine(engine)
         self.chunk_size = chunk_size
 
-    async def _write_chunks(self, blob_id: str, seq: int, pending: bytearray, *,
-                            final: bool) -> int:
-        """Write the whole chunks of ``pending`` in one transaction; return the next seq.
-
-        Written bytes leave ``pending``; ``final`` writes the rest too (an empty blob
-        still gets its one empty chunk).
-        """
-        size = self.chunk_size
-        whole = len(pending) // size * size
-        rows = [{"blob_id": blob_id, "seq": seq + n, "data": bytes(pending[start:start + size])}
-                for n, start in enumerate(range(0, whole, size))]
-        if final and (len(pending) > whole or (seq == 0 and not rows)):
-            rows.append({"blob_id": blob_id, "seq": seq + len(rows),
-                         "data": bytes(pending[whole:])})
-        if rows:
+    async def _write_chunks(self, blob_id: str, seq: int, chunks: list[bytes]) -> int:
+        """Write ``chunks`` as numbers ``seq``, ``seq + 1``, ... in one transaction."""
+        if chunks:
+            rows = [{"blob_id": blob_id, "seq": seq + n, "data": data}
+                    for n, data in enumerate(chunks)]
             await self.backend.run(lambda conn: conn.execute(sa.insert(blob_chunks), rows),
                                    write=True)
-        del pending[:whole if not final else len(pending)]
-        return seq + len(rows)
+        return seq + len(chunks)
 
     async def put(self, key: str, chunks: AsyncIterable[bytes], content_type: str) -> BlobInfo:
         """Store the chunks under a fresh blob id, then switch ``key`` over to it."""
         blob_id = uuid.uuid4().hex
-        pending = bytearray()
-        size = seq = 0
-        batch = self.chunk_size * CHUNKS_PER_WRITE
+        buffer = ChunkBuffer(self.chunk_size, CHUNKS_PER_WRITE)
+        seq = 0
         try:
             async for chunk in chunks:
-                pending += chunk
-                size += len(chunk)
-                if len(pending) >= batch:
-                    seq = await self._write_chunks(blob_id, seq, pending, final=False)
-            await self._write_chunks(blob_id, seq, pending, final=True)
+                seq = await self._write_chunks(blob_id, seq, buffer.add(chunk))
+            rest = buffer.rest()
+            await self._write_chunks(blob_id, seq, rest if rest or seq else [b""])
             await self.backend.run(
-                lambda conn: self._publish(conn, key, blob_id, size, content_type), write=True)
+                lambda conn: self._publish(conn, key, blob_id, buffer.size, content_type),
+                write=True)
         except BaseException:
             await self.backend.run(lambda conn: self._discard(conn, blob_id), write=True)
             raise
-        return BlobInfo(key, size, content_type)
+        return BlobInfo(key, buffer.size, content_type)
 
     def _publish(self, conn: sa.Connection, key: str, blob_id: str, size: int,
                        content_type: str) -> None:
