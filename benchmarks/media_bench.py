@@ -1,6 +1,8 @@
 """Media benchmark: docbase (SQLite, PostgreSQL) beside PocketBase, same files, same run.
 
-Each contender runs as its own server process on loopback and gets the same files:
+Each contender runs as its own server process on loopback (docbase with one worker, or
+two for ``docbase-sqlite-w2`` and ``docbase-postgresql-w2``; PocketBase on every
+core) and gets the same files:
 
     upload       POST one SIZE MiB file (streamed from memory), REPEAT times: MB/s
     download     GET that file back, REPEAT times: MB/s
@@ -208,16 +210,17 @@ class PocketBase(Contender):
 
 
 class Docbase(Contender):
-    def __init__(self, storage: str, storage_url: str | None) -> None:
-        self.name = f"docbase-{storage}"
+    def __init__(self, storage: str, storage_url: str | None, workers: int) -> None:
+        self.name = f"docbase-{storage}" + (f"-w{workers}" if workers > 1 else "")
         self.storage_url = storage_url
+        self.workers = workers
 
     def start(self) -> None:
         data = tempfile.mkdtemp(prefix="media-bench-db-")
         port = free_port()
         self.base = f"http://127.0.0.1:{port}"
         command = [sys.executable, "-m", "docbase.cli", "serve", "--data-dir", data,
-                   "--port", str(port), "--proxy-headers", "--workers", "1"]
+                   "--port", str(port), "--proxy-headers", "--workers", str(self.workers)]
         if self.storage_url:
             command += ["--storage", self.storage_url]
         env = {**os.environ, "DOCBASE_ADMIN_KEY": KEY,
@@ -333,7 +336,8 @@ def table(results: list[Result]) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="pocketbase,docbase-sqlite,docbase-postgresql")
+    parser.add_argument("--only", default="pocketbase,docbase-sqlite,docbase-postgresql",
+                        help="contenders; docbase-sqlite-w2 etc. run two workers")
     parser.add_argument("--size-mb", type=int, default=64)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--duration", type=int, default=8)
@@ -349,12 +353,16 @@ def main() -> None:
     print(f"files: one of {args.size_mb} MiB; {PHOTOS} JPEG photos 3000x2000 of "
           f"{statistics.mean(map(len, photos)) / 1e6:.1f} MB on average", flush=True)
     pg_name = "docbase_media_bench"
-    contenders: dict[str, Contender] = {"pocketbase": PocketBase(),
-                                        "docbase-sqlite": Docbase("sqlite", None)}
-    if "docbase-postgresql" in wanted:
+    contenders: dict[str, Contender] = {"pocketbase": PocketBase()}
+    for workers in (1, 2):
+        sqlite = Docbase("sqlite", None, workers)
+        contenders[sqlite.name] = sqlite
+    if any(name.startswith("docbase-postgresql") for name in wanted):
         url = postgres_database(args.postgres_url, pg_name, create=True)
         if url is not None:
-            contenders["docbase-postgresql"] = Docbase("postgresql", url)
+            for workers in (1, 2):
+                postgres = Docbase("postgresql", url, workers)
+                contenders[postgres.name] = postgres
     results = []
     try:
         for name in wanted:
@@ -370,7 +378,7 @@ def main() -> None:
             print(json.dumps(asdict(result)) if args.json else
                   f"{name}: {asdict(result)}", flush=True)
     finally:
-        if "docbase-postgresql" in contenders:
+        if any(name.startswith("docbase-postgresql") for name in contenders):
             postgres_database(args.postgres_url, pg_name, create=False)
     if not args.json:
         print()

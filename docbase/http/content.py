@@ -18,6 +18,7 @@
 from __future__ import annotations
 
 import email.utils
+import functools
 import re
 from typing import Any
 
@@ -33,6 +34,7 @@ _RANGE = re.compile(r"bytes=(\d*)-(\d*)")
 _UNSAFE_IN_QUOTES = re.compile(r'[\x00-\x1f\x7f"\\%]')
 
 
+@functools.lru_cache(maxsize=1024)
 def content_disposition(kind: str, filename: str) -> str:
     """``kind; filename="..."`` plus ``filename*`` when the name is not plain ASCII."""
     fallback = _UNSAFE_IN_QUOTES.sub("_", filename.encode("ascii", "replace").decode()
