@@ -23,12 +23,14 @@ from docbase.core.errors import (
     HookFailed,
     HookTimedOut,
     InvalidId,
+    InvalidImage,
     InvalidQuery,
     InvalidToken,
     MailDeliveryError,
     MissingDependencyError,
     NotFound,
     PayloadTooLarge,
+    RangeNotSatisfiable,
     Rejected,
     TooManyRequests,
     Unauthorized,
@@ -46,6 +48,7 @@ from docbase.core.hooks import (
     WriteContext,
 )
 from docbase.core.hooks.scheduling import JobScheduler
+from docbase.core.media import MediaFile, Upload, Uploaded
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits
@@ -67,18 +70,21 @@ __all__ = [
     "HookRegistry",
     "HookTimedOut",
     "InvalidId",
+    "InvalidImage",
     "InvalidQuery",
     "InvalidToken",
     "JobContext",
     "JobScheduler",
     "Limits",
     "MailDeliveryError",
+    "MediaFile",
     "MissingDependencyError",
     "NotFound",
     "Operation",
     "PayloadTooLarge",
     "Principal",
     "Query",
+    "RangeNotSatisfiable",
     "ReadContext",
     "ReadEvent",
     "ReadOptions",
@@ -86,6 +92,8 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "UnknownSchemeError",
+    "Upload",
+    "Uploaded",
     "ValidationFailed",
     "VersionMismatch",
     "WebhookDispatcher",

@@ -33,6 +33,8 @@ EXPECTED = {
     "Forbidden": 403,
     "TooManyRequests": 429,
     "PayloadTooLarge": 413,
+    "InvalidImage": 422,
+    "RangeNotSatisfiable": 416,
     "MailDeliveryError": 502,
     "MailTransportDown": 502,
     "WebhookDeliveryError": 502,

@@ -21,6 +21,7 @@ from docbase import ChangeEvent, Database, HookPoint, Query, ReadEvent, WriteEve
 from docbase.adapters.memory import OutboxMailer
 from docbase.core.auth import Principal, Scope
 from docbase.core.errors import Forbidden
+from docbase.core.media import Upload
 from docbase.http.testing import LiveDocbase, live_docbase
 
 Log = list[tuple[str, ...]]
@@ -89,10 +90,10 @@ def cascade(parent_ids: list[str], child_ids: list[str] | None) -> Log:
 
 
 class World:
-    """People Joe (with one order) and Ann, as seeded before recording starts."""
+    """People Joe (with one order) and Ann, and one media file, seeded before recording."""
 
-    def __init__(self, joe: str, ann: str, order: str) -> None:
-        self.joe, self.ann, self.order = joe, ann, order
+    def __init__(self, joe: str, ann: str, order: str, media: str) -> None:
+        self.joe, self.ann, self.order, self.media = joe, ann, order, media
 
 
 async def seed(db: Database) -> World:
@@ -100,7 +101,8 @@ async def seed(db: Database) -> World:
     joe = await people.insert({"name": "Joe"})
     ann = await people.insert({"name": "Ann"})
     order = await people.children(joe["_id"], "orders").insert({"item": "book"})
-    return World(joe["_id"], ann["_id"], order["_id"])
+    [media] = (await db.media.upload([Upload("seed.txt", b"seed\n")])).ids
+    return World(joe["_id"], ann["_id"], order["_id"], media)
 
 
 def new_id(log: Log) -> list[str]:
@@ -138,6 +140,11 @@ LIBRARY_WRITES: dict[str, LibraryCase] = {
     "child delete": (
         lambda db, w: db.collection("people").children(w.joe, "orders").delete(w.order),
         lambda w, log: passes("orders", "delete", [w.order])),
+    "media upload": (
+        lambda db, w: db.media.upload([Upload("a.txt", b"a\n"), Upload("b.txt", b"b\n")]),
+        lambda w, log: passes("_media", "insert", new_id(log))),
+    "media delete": (lambda db, w: db.media.delete(w.media),
+                     lambda w, log: passes("_media", "delete", [w.media])),
 }
 
 
@@ -241,6 +248,13 @@ def send(method: str, path: Callable[[World], str], *, body: Any = None,
     return call
 
 
+async def upload_over_http(live: LiveDocbase, world: World) -> Any:
+    response = await live.client.post("/media", headers=live.auth(), files=[
+        ("a", ("a.txt", b"a\n", "text/plain")), ("b", ("b.txt", b"b\n", "text/plain"))])
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
 HTTP_WRITES: dict[str, HttpCase] = {
     "POST object": (send("POST", lambda w: "/rest/people", body={"name": "Eve"}),
                     lambda w, log: passes("people", "insert", new_id(log))),
@@ -275,6 +289,9 @@ HTTP_WRITES: dict[str, HttpCase] = {
             *passes("email_outbound", "insert", new_id(log)[:1]),
             *passes("email_outbound", "update", new_id(log)[:1]),
             *passes("email_outbound", "update", new_id(log)[:1])]),
+    "POST /media": (upload_over_http, lambda w, log: passes("_media", "insert", new_id(log))),
+    "DELETE /media/ID": (send("DELETE", lambda w: f"/media/{w.media}"),
+                         lambda w, log: passes("_media", "delete", [w.media])),
 }
 
 

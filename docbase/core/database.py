@@ -21,6 +21,7 @@ from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
+from docbase.core.media import Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.pipeline.cascade import CascadedDeletes
@@ -77,6 +78,8 @@ class Database(AsyncResource):
         """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
+        self.media = Media(self)
+        """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
         cascade = CascadedDeletes(self.relations, self.documents)
         self.pipeline = Pipeline(
             write_stages(store=self.documents, relations=self.relations, cascade=cascade,

@@ -20,6 +20,8 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── Forbidden                 valid credential, action not allowed
     ├── TooManyRequests           too many attempts (failed logins); carries ``retry_after``
     ├── PayloadTooLarge           body, bulk array or file over its limit
+    ├── InvalidImage              an image that cannot be decoded or is too large to process
+    ├── RangeNotSatisfiable       a byte range outside the content; carries ``size``
     ├── Rejected                  a server-side hook refused the request
     ├── HookFailed                a server-side hook raised; names the hook
     │   └── HookTimedOut          a server-side hook overran its time limit
@@ -138,6 +140,18 @@ class Forbidden(DocbaseError):
 
 class PayloadTooLarge(DocbaseError):
     """A body, bulk array or file exceeds its configured limit."""
+
+
+class InvalidImage(DocbaseError):
+    """An uploaded image cannot be read, or has too many pixels to process in time."""
+
+
+class RangeNotSatisfiable(DocbaseError):
+    """A requested byte range lies outside the content; ``size`` is the content's size."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
 
 
 class Rejected(DocbaseError):

@@ -33,11 +33,13 @@ from docbase.core.errors import (
     Forbidden,
     HookFailed,
     HookTimedOut,
+    InvalidImage,
     InvalidQuery,
     InvalidToken,
     MailDeliveryError,
     NotFound,
     PayloadTooLarge,
+    RangeNotSatisfiable,
     Rejected,
     TooManyRequests,
     Unauthorized,
@@ -59,6 +61,7 @@ __all__ = [
     "EXCEPTION_HANDLERS",
     "ErrorAnswer",
     "MethodNotAllowed",
+    "NotImplementedHere",
     "UnsupportedMediaType",
     "answer_for",
     "docbase_error",
@@ -72,6 +75,10 @@ __all__ = [
 
 class MethodNotAllowed(DocbaseError):
     """The path exists but does not take this method (or method override); 405."""
+
+
+class NotImplementedHere(DocbaseError):
+    """The path and method are known but the operation is not implemented (501)."""
 
 
 class ErrorAnswer(NamedTuple):
@@ -95,6 +102,9 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     # over HTTP an expected version only ever comes from If-Match
     VersionMismatch: ErrorAnswer(412, "PreconditionFailed"),
     PayloadTooLarge: ErrorAnswer(413),
+    RangeNotSatisfiable: ErrorAnswer(416),
+    InvalidImage: ErrorAnswer(422),
+    NotImplementedHere: ErrorAnswer(501, "NotImplemented"),
     TooManyRequests: ErrorAnswer(429),
     ValidationFailed: ErrorAnswer(422),
     MailDeliveryError: ErrorAnswer(502),
@@ -152,7 +162,7 @@ BACKEND_RETRY_AFTER = 5
 
 
 def error_headers(exc: DocbaseError) -> dict[str, str]:
-    """Headers an error answer carries: a 401's challenge, a 429's or 503's ``Retry-After``."""
+    """Headers of an error answer: 401 a challenge, 429/503 ``Retry-After``, 416 the size."""
     if isinstance(exc, InvalidToken):  # general terms only: RFC 6750's error code
         return {"www-authenticate": 'Bearer realm="docbase", error="invalid_token", '
                                     'error_description="the token is invalid, expired '
@@ -163,6 +173,8 @@ def error_headers(exc: DocbaseError) -> dict[str, str]:
         return {"retry-after": str(exc.retry_after)}
     if isinstance(exc, BackendError):
         return {"retry-after": str(BACKEND_RETRY_AFTER)}
+    if isinstance(exc, RangeNotSatisfiable):
+        return {"content-range": f"bytes */{exc.size}"}
     return {}
 
 

@@ -70,6 +70,16 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     webhook_private_targets: bool = False
     """Allow webhook URLs on loopback, private, link-local and other non-public
     addresses (off: no server-side request forgery through a webhook)."""
+    max_upload_file_bytes: int = 256 * 1024 * 1024
+    """Largest file of a ``POST /media`` upload (413 naming the file above it)."""
+    max_upload_bytes: int = 1024 * 1024 * 1024
+    """Largest ``POST /media`` request: all its files together (413 above it)."""
+    max_upload_files: int = 100
+    """Most files one ``POST /media`` may carry (413 above it)."""
+    max_image_pixels: int = 80_000_000
+    """Most pixels (width times height) an uploaded image may have (422 above it)."""
+    image_timeout: float = 30.0
+    """Seconds reading an image or making one derivative may take (422 beyond it)."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
