@@ -1,13 +1,13 @@
 """HTTP benchmark: docbase (SQLite, PostgreSQL) against a bare Litestar app, over TLS.
 
 Every contender runs in its own server process, configured by the same function
-``docbase serve`` uses (``docbase.http.serve.granian``: same ASGI server, same TLS
+``docbase serve`` uses (``docbase.http.serve.http_server``: same ASGI server, same TLS
 certificate and settings, same number of workers), and is loaded by ``wrk`` on
 loopback. Printed: requests/s, p50 and p99 latency for get-by-id, list of 100 and
 create, and docbase's requests/s as a fraction of the bare app's.
 
     .venv/bin/python benchmarks/http_bench.py                 # ~2 minutes
-    .venv/bin/python benchmarks/http_bench.py --server uvicorn  # the same under uvicorn
+    .venv/bin/python benchmarks/http_bench.py --server granian  # the same under Granian
     .venv/bin/python benchmarks/http_bench.py --only bare,docbase-memory --duration 5
 
 Needs ``wrk`` (Debian: ``apt-get install wrk``). PostgreSQL is used at
@@ -75,18 +75,26 @@ CONTENDERS = ("bare", "docbase-memory", "docbase-sqlite", "docbase-postgresql")
 
 
 def run_server(kind: str, target: str) -> None:
-    """In the server subprocess: serve ``target`` as ``docbase serve`` would."""
+    """In the server subprocess: serve ``target`` as ``docbase serve`` would.
+
+    ``docbase`` is the server ``docbase serve`` runs (uvicorn, see
+    ``docbase.http.serve.http_server``); ``granian`` is Granian with the settings
+    ``docbase serve`` used before it (Rust HTTP and TLS, for comparison).
+    """
     deployment = msgspec.json.decode(os.environ[serve.DEPLOYMENT_ENV], type=Deployment)
     listener = serve.Listener(deployment.certfile, deployment.keyfile)
     if kind == "granian":
-        serve.granian(target, deployment, listener).serve()
-    else:
-        import uvicorn  # noqa: PLC0415 (only for --server uvicorn)
+        from granian import Granian  # noqa: PLC0415 (only for --server granian)
+        from granian.constants import HTTPModes, Interfaces, SSLProtocols  # noqa: PLC0415
 
-        uvicorn.run(target, factory=True, host=deployment.host, port=deployment.port,
-                    workers=deployment.workers, ssl_certfile=deployment.certfile,
-                    ssl_keyfile=deployment.keyfile, log_level="warning", access_log=False,
-                    timeout_graceful_shutdown=int(deployment.graceful_timeout))
+        Granian(target, factory=True, interface=Interfaces.ASGI, address=deployment.host,
+                port=deployment.port, workers=deployment.workers, http=HTTPModes.auto,
+                websockets=False,
+                ssl_cert=Path(listener.certfile) if listener.certfile else None,
+                ssl_key=Path(listener.keyfile) if listener.keyfile else None,
+                ssl_protocol_min=SSLProtocols.tls12, log_access=False).serve()
+    else:
+        serve.http_server(target, deployment, listener).serve()
 
 
 @contextlib.contextmanager
@@ -319,8 +327,9 @@ def report(results: list[Result], args: argparse.Namespace) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--server", default="granian",
-                        help="granian, uvicorn, or both comma-separated (interleaved)")
+    parser.add_argument("--server", default="docbase",
+                        help="docbase (the server docbase serve runs: uvicorn), granian, or "
+                             "both comma-separated (interleaved)")
     parser.add_argument("--duration", type=int, default=10, help="seconds per measurement")
     parser.add_argument("--connections", type=int, default=32)
     parser.add_argument("--threads", type=int, default=1, help="wrk threads")

@@ -1,6 +1,6 @@
 """Realtime fan-out benchmark: one ``docbase serve`` process, many ``GET /realtime`` streams.
 
-Starts the real server (Granian, TLS, one worker, SQLite or PostgreSQL storage, realtime
+Starts the real server (uvicorn, TLS, one worker, SQLite or PostgreSQL storage, realtime
 on), opens ``--subscribers`` concurrent event streams over TLS from
 ``--client-processes`` client processes, waits until each has its first ping, then
 POSTs ``--writes`` documents at ``--rate`` per second. Each document carries the time it

@@ -203,3 +203,8 @@ async def postgresql_backend(request: pytest.FixtureRequest) -> AsyncIterator[An
 BACKENDS["sqlite-file"] = sqlite_file_backend
 BACKENDS["sqlite-memory"] = sqlite_memory_backend
 BACKENDS["postgresql"] = postgresql_backend
+
+
+def numbered(n: int, **fields: Any) -> dict[str, Any]:
+    """A stored-shape document whose ``_id`` is ``n`` in hex and whose field ``n`` is ``n``."""
+    return {"_id": f"{n:024x}", "_version": 0, "n": n, **fields}

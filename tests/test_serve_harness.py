@@ -112,7 +112,7 @@ class Served:
 def kill(served: Served) -> None:
     """Crash the whole server: SIGKILL its main process and every worker, then reap it.
 
-    Killing only the main process would leave Granian's workers serving as orphans.
+    Killing only the main process would leave its workers serving as orphans.
     """
     workers = child_processes(served.process.pid)
     for pid in (served.process.pid, *workers):

@@ -322,7 +322,14 @@ class Collection:
         query = await self._list_query(Query(filter=self._filter(q), limit=None))
         return await self.database.store.count(self.name, query.filter)
 
-    async def read(self, query: Query, options: ReadOptions | None = None) -> JSON:
-        """Answer a list read as the REST API shapes it (array, totals, groups, aggregates)."""
+    async def read(
+        self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False
+    ) -> JSON:
+        """Answer a list read as the REST API shapes it (array, totals, groups, aggregates).
+
+        With ``encoded``, documents may come as ``msgspec.Raw`` JSON text, ready for
+        ``msgspec.json.encode`` (what the HTTP layer does), instead of ``dict`` objects.
+        """
         reader = ListReader(self.database.documents, self.database.relations, self.name)
-        return await reader.read(await self._list_query(query), options or ReadOptions())
+        return await reader.read(await self._list_query(query), options or ReadOptions(),
+                                 encoded=encoded)

@@ -7,7 +7,7 @@ from typing import Any
 
 import msgspec
 
-from docbase.core.documents import Document, read_shape
+from docbase.core.documents import META_FIELDS, Document, read_shape
 from docbase.core.grouping import group_key
 from docbase.core.ordering import sort_key
 from docbase.core.ports import DocumentStore
@@ -58,25 +58,41 @@ class ListReader:
         self.relations = relations
         self.collection = collection
 
-    async def read(self, query: Query, options: ReadOptions) -> JSON:
+    async def read(self, query: Query, options: ReadOptions, *, encoded: bool = False) -> JSON:
         """An array, ``{"data", "totals"}``, groups or aggregates, as asked.
 
-        ``query.filter`` must already be limited to the caller's scope.
+        ``query.filter`` must already be limited to the caller's scope. With
+        ``encoded``, documents may come as ``msgspec.Raw`` JSON text (for a caller that
+        encodes the answer with msgspec), when the store can give them so.
         """
         if query.aggregates:
             return await self._aggregates(query)
         if options.count:
             total = await self.store.count(self.collection, query.filter)
             return {"data": [], "totals": {**totals(0, total, query), "count": total}}
+        data = await self._encoded(query, options) if encoded else None
+        if data is None:
+            data = await self._documents(query, options)
+        if options.totals:
+            total = await self.store.count(self.collection, query.filter)
+            return {"data": data, "totals": totals(len(data), total, query)}
+        return data
+
+    async def _documents(self, query: Query, options: ReadOptions) -> Any:
         documents: list[Document] = await self.store.find(self.collection, query)
         if options.fetchchildren:
             await self.relations.embed_children(self.collection, documents, options.metafields)
         shaped = [read_shape(d, metafields=options.metafields) for d in documents]
-        data = group_documents(shaped, query.groupby) if query.groupby else shaped
-        if options.totals:
-            total = await self.store.count(self.collection, query.filter)
-            return {"data": data, "totals": totals(len(shaped), total, query)}
-        return data
+        return group_documents(shaped, query.groupby) if query.groupby else shaped
+
+    async def _encoded(self, query: Query, options: ReadOptions) -> list[msgspec.Raw] | None:
+        find_encoded = getattr(self.store, "find_encoded", None)
+        if (find_encoded is None or options.fetchchildren or query.groupby
+                or query.projection is not None):
+            return None
+        hide = () if options.metafields else META_FIELDS
+        found: list[msgspec.Raw] = await find_encoded(self.collection, query, hide=hide)
+        return found
 
     async def _aggregates(self, query: Query) -> JSON:
         rows = await self.store.aggregate(

@@ -225,6 +225,26 @@ class DeletesByGroups:
         return deleted
 
 
+class EncodedFind(Protocol):
+    """An optional capability of a :class:`DocumentStore`: found documents as JSON text.
+
+    A store that has it answers a list read without decoding each stored document into
+    a ``dict`` and the server encoding it again; ``docbase.core.listing`` uses it when
+    the answer needs nothing but the documents. A store without it is read with
+    :meth:`DocumentStore.find`.
+    """
+
+    async def find_encoded(
+        self, collection: str, query: Query, *, hide: Sequence[str]
+    ) -> list[msgspec.Raw]:
+        """Return what :meth:`DocumentStore.find` returns, each document as JSON text.
+
+        ``query.projection`` is ``None``. Each document lacks the top-level fields named
+        in ``hide`` and is otherwise exactly as ``find`` would return it, encoded as
+        ``msgspec.json.encode`` would encode that ``dict`` (key order kept).
+        """
+
+
 class BlobInfo(msgspec.Struct, frozen=True):
     """What a blob store knows about one stored blob."""
 

@@ -44,7 +44,7 @@ def json_response(
 async def read_many(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
     """List documents: array, totals, count, groups or aggregates, as the URL asks."""
     query, options = list_query(query_params(request), ctx.database.limits)
-    return json_response(request, await coll.read(query, options))
+    return json_response(request, await coll.read(query, options, encoded=True))
 
 
 async def read_one(request: HttpRequest, coll: Collection, document_id: str) -> Response[bytes]:

@@ -28,8 +28,11 @@ def query_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
             is, a ``q`` would silently match the replacement character instead).
 
     """
+    query_string = request.scope["query_string"]
+    if not query_string:  # most reads: no parameter to parse
+        return {}
     try:
-        unquote_to_bytes(request.scope.get("query_string", b"")).decode()
+        unquote_to_bytes(query_string).decode()
     except UnicodeDecodeError:
         raise InvalidQuery("the query string is not valid UTF-8") from None
     params: dict[str, list[str]] = request.query_params.dict()

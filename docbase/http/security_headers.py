@@ -5,7 +5,7 @@
 - ``X-Content-Type-Options: nosniff``: a browser takes each body for its declared type
   (JSON stays JSON, a stored media file is not run as a script).
 - ``Server: docbase``: no server product or version to look up vulnerabilities for;
-  Granian would otherwise name itself.
+  the HTTP server would otherwise name itself.
 
 A pure ASGI middleware, outermost in :func:`docbase.http.serve.build_app`, so error
 answers (and the proxy check's 403) carry the headers too.

@@ -2,7 +2,7 @@
 
 :func:`run` prepares a :class:`~docbase.config.Deployment` in the parent process (data
 directory, certificate, and with ``docbase/bootstrap.py`` a full-access key for every
-database that has none) and then hands it to Granian, which binds the port, forks the
+database that has none) and then hands it to uvicorn, which binds the port, starts the
 workers and stops them gracefully on SIGTERM/SIGINT (in-flight requests finish, for at
 most ``graceful_timeout`` seconds). Each worker builds its own app with
 :func:`worker_app` from the deployment passed down in the environment, reading the
@@ -13,7 +13,8 @@ their webhooks, each held by one process at a time (``docbase/core/webhooks/``).
 once started, also sends in the background the mail a stopped process left queued
 (:func:`resume_mail`).
 
-Granian was chosen over uvicorn by measurement; ``docs/deploy.md`` has the figures.
+uvicorn (httptools, uvloop) replaced Granian because Granian refuses raw ``"`` in a
+query string; ``docs/deploy.md`` has the figures of both.
 """
 
 from __future__ import annotations
@@ -23,14 +24,14 @@ import logging
 import math
 import os
 import socket
+import ssl
 import sys
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import msgspec
-from granian import Granian
-from granian.constants import HTTPModes, Interfaces, SSLProtocols
-from granian.http import HTTP1Settings
+import uvicorn
+from uvicorn.supervisors import Multiprocess
 
 from docbase.bootstrap import (
     ADMIN_KEY_ENV,
@@ -47,6 +48,7 @@ from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
+from docbase.http.coalescing import CoalescingHttpProtocol
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
 from docbase.http.tls import ensure_self_signed
@@ -153,7 +155,7 @@ async def resume_mail(database: Database) -> None:
 
 
 def worker_app() -> Any:
-    """Build the app from the deployment in the environment (Granian's app factory)."""
+    """Build the app from the deployment in the environment (the server's app factory)."""
     deployment = msgspec.json.decode(os.environ[DEPLOYMENT_ENV], type=Deployment)
     return build_app(deployment)
 
@@ -265,40 +267,99 @@ def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
     admin = asyncio.run(bootstrap(deployment))
     print(banner(deployment, listener, admin), file=out, flush=True)
     os.environ[DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
-    granian(WORKER_APP, deployment, listener, pid_file=deployment.data_path / PID_FILE).serve()
+    http_server(WORKER_APP, deployment, listener,
+                pid_file=deployment.data_path / PID_FILE).serve()
 
 
 WORKER_APP = "docbase.http.serve:worker_app"
 """Import path of the app factory every worker calls."""
 
 
-def granian(
+_WORKER_HEALTHCHECK_SECONDS = 60
+
+
+TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+"""The TLS 1.2 cipher suites offered: forward secret (ECDHE) and AEAD only. TLS 1.3's
+suites are all of that kind already."""
+
+
+class _Config(uvicorn.Config):
+    """uvicorn's configuration: TLS 1.2 at least, and the ``header_timeout`` to apply.
+
+    :class:`~docbase.http.coalescing.CoalescingHttpProtocol` reads ``header_timeout``.
+    """
+
+    header_timeout: float | None = None
+
+    def load(self) -> None:
+        super().load()
+        if self.ssl is not None:
+            self.ssl.minimum_version = ssl.TLSVersion.TLSv1_2
+
+
+class UvicornRunner:
+    """uvicorn's worker supervisor over one listening socket owned by this process.
+
+    The workers (``deployment.workers``, even one) are processes of their own, so that
+    SIGHUP replaces each in turn (the new one serving before the old one stops) and a
+    crashed one is respawned; SIGTERM/SIGINT stop them gracefully.
+    """
+
+    def __init__(self, config: uvicorn.Config, url: str, pid_file: Path | None) -> None:
+        self.config = config
+        self.url = url
+        self.pid_file = pid_file
+
+    def serve(self) -> None:
+        """Serve until SIGTERM/SIGINT, then stop gracefully."""
+        config = self.config
+        sock = config.bind_socket()
+        print(f"docbase: Listening at: {self.url}", file=sys.stderr, flush=True)
+        if self.pid_file is not None:
+            self.pid_file.write_text(f"{os.getpid()}\n")
+        try:
+            Multiprocess(config, sockets=[sock]).run()
+        finally:
+            sock.close()
+            if self.pid_file is not None:
+                self.pid_file.unlink(missing_ok=True)
+        print("docbase: shutdown completed", file=sys.stderr, flush=True)
+
+
+def http_server(
     target: str, deployment: Deployment, listener: Listener, *, pid_file: Path | None = None
 ) -> Runner:
-    """Configure Granian as ``docbase serve`` runs it (the benchmarks reuse this).
+    """Configure the ASGI server as ``docbase serve`` runs it (the benchmarks reuse this).
 
-    ``target`` is the import path of an ASGI app factory; TLS 1.2 or later when the
-    listener has certificate files, with rustls's cipher suites, all of them forward
-    secret AEAD ones (``docs/security.md``); HTTP/1.1, and HTTP/2 for clients that
-    offer it. A client gets ``header_timeout`` to send its request headers, so slow
+    uvicorn with the httptools parser on uvloop: it accepts what the original service's
+    clients send, raw ``"`` in ``q`` and ``h`` included, which Granian refuses with an
+    empty 400 (``docs/deploy.md`` has the measurements). ``target`` is the import path
+    of an ASGI app factory; TLS 1.2 or later when the listener has certificate files,
+    TLS 1.2 offering forward-secret AEAD cipher suites only (``docs/security.md``);
+    HTTP/1.1. A client gets ``header_timeout`` to send each request's headers, so slow
     clients cannot hold connections open for long.
     """
-    runner: Runner = Granian(
+    config = _Config(
         target,
         factory=True,
-        interface=Interfaces.ASGI,
-        address=deployment.host,
+        host=deployment.host,
         port=deployment.port,
         workers=deployment.workers,
-        http=HTTPModes.auto,
-        websockets=False,
-        ssl_cert=Path(listener.certfile) if listener.certfile else None,
-        ssl_key=Path(listener.keyfile) if listener.keyfile else None,
-        ssl_protocol_min=SSLProtocols.tls12,
-        workers_kill_timeout=math.ceil(deployment.graceful_timeout),
-        http1_settings=HTTP1Settings(header_read_timeout=round(deployment.header_timeout * 1000)),
-        respawn_failed_workers=True,
-        pid_file=pid_file,
-        log_access=False,
+        loop="uvloop",
+        http=CoalescingHttpProtocol,  # httptools; a response's head and body in one send
+        ws="none",
+        lifespan="on",
+        ssl_certfile=listener.certfile,
+        ssl_keyfile=listener.keyfile,
+        ssl_ciphers=TLS12_CIPHERS,
+        timeout_graceful_shutdown=math.ceil(deployment.graceful_timeout),
+        # a worker starting on a loaded machine takes seconds to import; uvicorn's 5 s
+        # default had the supervisor kill it, and abort a SIGHUP restart, before it served
+        timeout_worker_healthcheck=_WORKER_HEALTHCHECK_SECONDS,
+        proxy_headers=False,  # docbase.http.proxy decides whom to believe
+        server_header=False,  # SecurityHeaders sends "Server: docbase"
+        access_log=False,
+        log_level="info",
     )
-    return runner
+    config.header_timeout = deployment.header_timeout
+    return UvicornRunner(config, base_url(deployment, listener), pid_file)

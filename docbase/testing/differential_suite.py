@@ -18,10 +18,11 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from docbase.core.documents import Document, new_document
+from docbase.core.documents import META_FIELDS, Document, new_document, read_shape
 from docbase.core.ports import DocumentStore
 from docbase.core.query import Between, Gt, Gte, Lt, Lte, Path, Query, Text, parse_filter
 from docbase.testing import strategies as gen
@@ -74,6 +75,23 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
                 assert_same(await candidate.find(name, query), await memory.find(name, query))
                 assert (await candidate.count(name, query.filter)
                         == await memory.count(name, query.filter))
+
+        @property_settings
+        @given(documents=gen.document_sets(), query=gen.queries(), metafields=st.booleans())
+        async def test_encoded_find_equals_reference_encoded(
+            self, candidate: DocumentStore, *, documents: list[Document], query: Query,
+            metafields: bool,
+        ) -> None:
+            find_encoded = getattr(candidate, "find_encoded", None)
+            if find_encoded is None:  # an optional capability (core.ports.EncodedFind)
+                return
+            query = msgspec.structs.replace(query, projection=None)
+            async with loaded(candidate, documents) as (name, memory):
+                found = await find_encoded(name, query,
+                                           hide=() if metafields else META_FIELDS)
+                expected = [read_shape(d, metafields=metafields)
+                            for d in await memory.find(name, query)]
+                assert msgspec.json.encode(found) == msgspec.json.encode(expected)
 
         @property_settings
         @given(documents=gen.document_sets(), q=gen.json_queries(),

@@ -34,9 +34,11 @@ from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util import greenlet_spawn
 
-from docbase.adapters.sql import schema, sqlite_functions
+from docbase.adapters.sql import pg_point_reads, schema, sqlite_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
+from docbase.adapters.sql.group_commit import GroupCommitWriter
+from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
@@ -69,9 +71,19 @@ def _prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
     @event.listens_for(engine, "begin")
     def begin(connection: sa.Connection) -> None:
         options = connection.get_execution_options()
-        if options.get("docbase_read"):
-            return  # each read statement is its own transaction
+        if options.get("docbase_read") or options.get("docbase_locked"):
+            return  # each read statement is its own transaction; the writer began itself
         connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get("docbase_write") else "BEGIN")
+
+
+def _begin_write(conn: sa.Connection) -> sa.RootTransaction:
+    """Begin a write transaction (on SQLite ``BEGIN IMMEDIATE``: the lock at once)."""
+    return conn.execution_options(docbase_write=True).begin()
+
+
+def _begin_locked(conn: sa.Connection) -> sa.RootTransaction:
+    """Begin SQLAlchemy's transaction on a connection that already holds the write lock."""
+    return conn.execution_options(docbase_write=True, docbase_locked=True).begin()
 
 
 def _prepare_postgresql(engine: sa.Engine) -> None:
@@ -113,8 +125,15 @@ class SqlBackend:
         """Seconds one operation may run: SQLite statements and ``REGEXP`` matching."""
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
+        self._loop_reader: LoopReader | None = None
+        self._writer: GroupCommitWriter | None = None
+        self._pg_reader = pg_point_reads.reader_for(engine)
         if self.dialect.name == "sqlite":
             _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
+            path = sync_engine.url.database
+            if not isinstance(engine, AsyncEngine) and self._serial is None and path:
+                self._loop_reader = LoopReader(path)
+                self._writer = GroupCommitWriter(engine, _begin_locked)
         else:
             _prepare_postgresql(sync_engine)
 
@@ -135,11 +154,17 @@ class SqlBackend:
     async def close(self) -> None:
         """Release the engine's connections."""
         if isinstance(self.engine, AsyncEngine):
+            if self._pg_reader is not None:
+                await self._pg_reader.close()
             await self.engine.dispose()
             return
         if self._threads is not None:
             self._threads.shutdown(wait=False)
             self._threads = None
+        if self._loop_reader is not None:
+            self._loop_reader.close()
+        if self._writer is not None:
+            self._writer.close()
         self.engine.dispose()
 
     async def run(self, work: Work[T], *, write: bool) -> T:
@@ -155,9 +180,39 @@ class SqlBackend:
             self._tables.clear()
         return await self._run(work, write=write)
 
+    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """Look ``document_id`` up on this thread if that costs no waiting (SQLite files).
+
+        Returns its body row (``[]``: no such document), or ``None`` when the lookup has to
+        run the usual way: not a SQLite file, layout not yet checked, collection number not
+        cached, or SQLite cannot answer at once (see :mod:`.loop_reads`).
+        """
+        reader = self._loop_reader
+        if reader is None or not self._ready:
+            return UNANSWERED
+        number = self._tables.get(collection)
+        if number is None:
+            return UNANSWERED
+        return reader.body(number, document_id)
+
+    async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """Look ``document_id`` up the short way when there is one (see :meth:`read_body_now`).
+
+        SQLite files answer on this thread; PostgreSQL through asyncpg directly
+        (:mod:`.pg_point_reads`). ``None``: the lookup has to run the usual way.
+        """
+        if self._pg_reader is None:
+            return self.read_body_now(collection, document_id)
+        number = self._tables.get(collection) if self._ready else None
+        if number is None:
+            return UNANSWERED
+        return await self._pg_reader.body(number, document_id)
+
     async def _run(self, work: Work[T], *, write: bool) -> T:
         async with self._turn():
             with translate_errors():
+                if write and self._writer is not None:
+                    return await self._writer.write(work)
                 if isinstance(self.engine, AsyncEngine):
                     # checkout, work and return in one greenlet, not one per step
                     return await greenlet_spawn(
@@ -171,7 +226,7 @@ class SqlBackend:
         with engine.connect() as conn, within(self.query_timeout), self._interrupted(conn):
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
-            with conn.execution_options(docbase_write=True).begin():
+            with _begin_write(conn):
                 return work(conn)
 
     @contextlib.contextmanager

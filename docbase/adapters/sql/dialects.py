@@ -107,8 +107,8 @@ class Dialect(abc.ABC):
         """Return the bind parameter of the ``search`` column (a JSON array as text)."""
 
     @abc.abstractmethod
-    def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
-        """Build one INSERT of many rows, with few parameters (fast for big batches)."""
+    def insert(self, conn: sa.Connection, table: sa.TableClause, rows: Sequence[Row]) -> None:
+        """Insert many rows, fast for one row and for big batches alike."""
 
     @abc.abstractmethod
     def float_sum(self, number: Expr) -> Expr:
@@ -117,6 +117,14 @@ class Dialect(abc.ABC):
     @abc.abstractmethod
     def float_total(self, aggregated: Any) -> float:
         """The correctly rounded sum (``math.fsum``) of what :meth:`float_sum` returned."""
+
+    def without_fields(self, body: Expr, fields: Sequence[str]) -> Expr | None:
+        """Return the stored JSON text without these top-level fields.
+
+        The rest of the text is unchanged (key order, number spelling); ``None`` when
+        the database cannot do that.
+        """
+        return None
 
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
         """Return keys ``(low, high)``: a key of class ``cls`` is ``>= low``, ``< high``."""

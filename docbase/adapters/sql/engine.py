@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import functools
+import importlib
 import importlib.util
 
 import sqlalchemy as sa
@@ -9,6 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
+from docbase.adapters.sql import pg_point_reads
 from docbase.adapters.sql.blobs import SqlBlobStore
 from docbase.adapters.sql.store import SqlDocumentStore
 from docbase.core.errors import ConfigurationError, MissingDependencyError
@@ -82,10 +85,17 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
         "timeout": float(timeout) if isinstance(timeout, str) else CONNECT_TIMEOUT}
     # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
     # then discards every pooled connection of that age; pre-ping costs a round trip
-    return create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),
-                               pool_size=_POOL_SIZE, max_overflow=0,
-                               pool_pre_ping=pre_ping in ("true", "1", "yes"),
-                               connect_args=connect_args)
+    engine = create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),
+                                 pool_size=_POOL_SIZE, max_overflow=0,
+                                 pool_pre_ping=pre_ping in ("true", "1", "yes"),
+                                 connect_args=connect_args)
+    asyncpg = importlib.import_module("asyncpg")  # found above; loaded for PostgreSQL only
+    dsn = parsed.set(drivername="postgresql", query=query).render_as_string(
+        hide_password=False)
+    settings = {"jit": "off", **({"search_path": schema} if isinstance(schema, str) else {})}
+    pg_point_reads.register(engine, functools.partial(asyncpg.connect, dsn,
+                                                      server_settings=settings))
+    return engine
 
 
 def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,

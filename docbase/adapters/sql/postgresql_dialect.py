@@ -118,7 +118,11 @@ class PostgresDialect(Dialect):
         return sa.cast(sa.bindparam(name, type_=sa.Text), postgresql.JSONB)
 
     @override
-    def insert_rows(self, table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
+    def insert(self, conn: sa.Connection, table: sa.TableClause, rows: Sequence[Row]) -> None:
+        conn.execute(self._insert_rows(table, rows))
+
+    @staticmethod
+    def _insert_rows(table: sa.TableClause, rows: Sequence[Row]) -> sa.Insert:
         # one array per column, unnested: far fewer parameters than one row each
         types = (sa.Text, sa.Text, sa.Text, sa.BigInteger, sa.Text, sa.Text, sa.Text)
         columns = zip(COLUMNS, zip(*rows, strict=True), types, strict=True)

@@ -8,7 +8,7 @@ same transaction.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Any
 
 import msgspec
@@ -26,13 +26,15 @@ from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
-from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
+_CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
+_shape = msgspec.msgpack.Encoder().encode
 
 
 def _text(value: Any) -> str | None:
@@ -58,6 +60,9 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
         self._signal = (PostgresChangeSignal(self.backend) if self.dialect.name == "postgresql"
                         else None)
+        self._find_statements: dict[Hashable, sa.Select[Any]] = {}
+        self._drops_fields_in_sql = self.dialect.without_fields(
+            sa.column("body"), ("_version",)) is not None
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
@@ -89,7 +94,7 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
             table = self.backend.table(conn, collection, create=True)
             assert table is not None
             for start in range(0, len(rows), _BATCH):
-                conn.execute(self.dialect.insert_rows(table, rows[start:start + _BATCH]))
+                self.dialect.insert(conn, table, rows[start:start + _BATCH])
 
         await self.backend.run(work, write=True)
 
@@ -101,7 +106,11 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
                 return None
             return conn.execute(self._get_statement(number), {"id": document_id}).scalar()
 
-        body = await self.backend.run(work, write=False)
+        found = await self.backend.read_body_soon(collection, document_id)
+        if found is not None:  # answered the short way: a lookup by key, no waiting
+            body = found[0][0] if found else None
+        else:
+            body = await self.backend.run(work, write=False)
         if body is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         document: Document = _decode(body)
@@ -117,24 +126,61 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Filter, sort and page in SQL; project the returned page."""
-        def work(conn: sa.Connection) -> list[str]:
-            table = self.backend.table(conn, collection)
-            if table is None:
-                return []
-            compiler = QueryCompiler(self.dialect, table)
-            statement = (sa.select(self._body(table)).where(compiler.where(query.filter))
-                         .order_by(*compiler.order_by(query.sort)))
-            if query.skip:
-                statement = statement.offset(query.skip)
-            if query.limit is not None:
-                statement = statement.limit(query.limit)
-            return list(conn.execute(statement).scalars())
-
-        bodies = await self.backend.run(work, write=False)
+        bodies = await self._find_bodies(collection, query, ())
         documents = [_decode(body) for body in bodies]
         if query.projection is None:
             return documents
         return [projection.project(document, query.projection) for document in documents]
+
+    async def find_encoded(
+        self, collection: str, query: Query, *, hide: Sequence[str]
+    ) -> list[msgspec.Raw]:
+        """Return the found documents as JSON text, without the ``hide`` fields.
+
+        The stored text is sent as it is; the database drops the hidden fields where it
+        can (SQLite), else each document is decoded and encoded again here.
+        """
+        in_sql = self._drops_fields_in_sql
+        bodies = await self._find_bodies(collection, query, hide if in_sql else ())
+        if not hide or in_sql:
+            return [msgspec.Raw(body) for body in bodies]
+        dropped = frozenset(hide)
+        return [msgspec.Raw(_encode({k: v for k, v in _decode(body).items() if k not in dropped}))
+                for body in bodies]
+
+    async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
+        def work(conn: sa.Connection) -> list[str]:
+            number = self.backend.number(conn, collection)
+            if number is None:
+                return []
+            return list(conn.execute(self._find_statement(number, query, hide)).scalars())
+
+        return await self.backend.run(work, write=False)
+
+    def _find_statement(self, number: int, query: Query, hide: Sequence[str]) -> sa.Select[Any]:
+        # built once per query shape and table: the same list read (a page of a listing)
+        # comes again and again, and building the statement cost more than running it
+        # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
+        # (equal, and equally hashed, as Python values)
+        key = (number, tuple(hide), _shape((query.filter, query.sort, query.skip, query.limit)))
+        statement = self._find_statements.get(key)
+        if statement is not None:
+            return statement
+        table = self.backend.table_clause(number)
+        body = self._body(table)
+        if hide:  # the dialect can: find_encoded asked
+            body = self.dialect.without_fields(body, hide)
+        compiler = QueryCompiler(self.dialect, table)
+        statement = (sa.select(body).where(compiler.where(query.filter))
+                     .order_by(*compiler.order_by(query.sort)))
+        if query.skip:
+            statement = statement.offset(query.skip)
+        if query.limit is not None:
+            statement = statement.limit(query.limit)
+        if len(self._find_statements) >= _CACHED_STATEMENTS:
+            self._find_statements.clear()
+        self._find_statements[key] = statement
+        return statement
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents in SQL."""
@@ -142,9 +188,10 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
             table = self.backend.table(conn, collection)
             if table is None:
                 return 0
-            where = QueryCompiler(self.dialect, table).where(filter)
-            found = conn.execute(sa.select(sa.func.count()).select_from(table).where(where))
-            return int(found.scalar_one())
+            statement = sa.select(sa.func.count()).select_from(table)
+            if filter != MATCH_ALL:  # without WHERE, SQLite counts a b-tree's entries
+                statement = statement.where(QueryCompiler(self.dialect, table).where(filter))
+            return int(conn.execute(statement).scalar_one())  # (5 against 250 us for 10k)
 
         return await self.backend.run(work, write=False)
 

@@ -61,20 +61,19 @@ async def authenticate_key(db: Database, raw_key: str | None) -> ApiKey:
     key = await db.auth_cache.fetch(KEY_BY_DIGEST, digest, load)
     if key.revoked is not None:
         raise Unauthorized("this API key has been revoked")
-    now = utc_now()
-    if key.is_expired(now):
+    if key.expires is not None and key.is_expired():  # the clock is read only if it matters
         raise Unauthorized(f"this API key expired at {key.expires}")
-    await _note_use(db, key, now)
+    await _note_use(db, key)
     return key
 
 
-async def _note_use(db: Database, key: ApiKey, now: str) -> None:
+async def _note_use(db: Database, key: ApiKey) -> None:
     if db.auth_cache.get(LAST_USED_NOTED, key.id):
         return
     db.auth_cache.put(LAST_USED_NOTED, key.id, True)
     try:
         await db.store.update(KEYS_COLLECTION, key.id,
-                              Update((SetOp(("last_used",), now),)), stamp={})
+                              Update((SetOp(("last_used",), utc_now()),)), stamp={})
     except NotFound:  # deleted meanwhile; the next lookup refuses it
         db.auth_cache.invalidate(KEY_BY_DIGEST)
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+import msgspec
+
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, InvalidQuery, VersionMismatch
 from docbase.core.lifecycle import AsyncResource
@@ -222,6 +224,26 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
             *filter_paths(query.filter), *(key.path for key in query.sort)])
         secret = await self._secret(collection)
         return [withhold(d, secret) for d in await self.inner.find(collection, query)]
+
+    async def find_encoded(
+        self, collection: str, query: Query, *, hide: Sequence[str]
+    ) -> list[msgspec.Raw]:
+        """Find documents as JSON text, their password fields hidden with ``hide``.
+
+        The store underneath answers with its stored texts where it can
+        (:class:`~docbase.core.ports.EncodedFind`); otherwise they are encoded here.
+        """
+        await self._check_reads(collection, [
+            *filter_paths(query.filter), *(key.path for key in query.sort)])
+        hidden = (*hide, *await self._secret(collection))
+        find_encoded = getattr(self.inner, "find_encoded", None)
+        if find_encoded is not None:
+            found: list[msgspec.Raw] = await find_encoded(collection, query, hide=hidden)
+            return found
+        dropped = frozenset(hidden)
+        return [msgspec.Raw(msgspec.json.encode(
+                    {k: v for k, v in document.items() if k not in dropped}))
+                for document in await self.inner.find(collection, query)]
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count matching documents."""

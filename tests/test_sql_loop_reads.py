@@ -1,0 +1,107 @@
+"""Lookups by id on a SQLite file run on the event loop's thread, and never wait there."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from docbase.adapters.sql import SqlDocumentStore, from_url
+from docbase.core.errors import NotFound
+from tests.backends import numbered, sql_backend
+
+
+@pytest.fixture
+async def store(tmp_path: Path) -> AsyncIterator[SqlDocumentStore]:
+    async with sql_backend(f"sqlite:///{tmp_path}/loop.db") as (opened, _blobs):
+        yield opened
+
+
+@pytest.fixture
+async def other(tmp_path: Path, store: SqlDocumentStore) -> AsyncIterator[SqlDocumentStore]:
+    """A second store on the same file, with its own engine: another process's view."""
+    opened, _blobs = from_url(f"sqlite:///{tmp_path}/loop.db")
+    async with opened:
+        yield opened
+
+
+def _no_worker_threads(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("went to a worker thread")
+
+    monkeypatch.setattr(store.backend, "_run", refuse)
+
+
+async def test_get_by_id_is_answered_on_the_loop_thread(
+    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.insert("items", [numbered(1), numbered(2, name="two")])
+    await store.get("items", numbered(1)["_id"])  # the collection's table number is now known
+    _no_worker_threads(store, monkeypatch)
+    assert await store.get("items", numbered(2)["_id"]) == numbered(2, name="two")
+    with pytest.raises(NotFound):
+        await store.get("items", numbered(3)["_id"])
+
+
+async def test_unknown_collection_goes_the_usual_way(store: SqlDocumentStore) -> None:
+    assert store.backend.read_body_now("nothing", numbered(1)["_id"]) is None
+    with pytest.raises(NotFound):
+        await store.get("nothing", numbered(1)["_id"])
+
+
+async def test_writes_of_another_store_are_read_at_once(
+    store: SqlDocumentStore, other: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
+    _no_worker_threads(store, monkeypatch)
+    await other.insert("items", [numbered(2)])
+    assert (await store.get("items", numbered(2)["_id"]))["n"] == 2
+    await other.delete("items", [numbered(1)["_id"]])
+    with pytest.raises(NotFound):
+        await store.get("items", numbered(1)["_id"])
+
+
+async def test_collection_recreated_by_another_store_reads_the_new_table(
+    store: SqlDocumentStore, other: SqlDocumentStore
+) -> None:
+    await store.insert("items", [numbered(1, v="old")])
+    assert (await store.get("items", numbered(1)["_id"]))["v"] == "old"
+    await other.drop("items")
+    await other.insert("items", [numbered(1, v="new")])
+    assert (await store.get("items", numbered(1)["_id"]))["v"] == "new"
+
+
+class _Busy:
+    """A connection on which SQLite would have to wait: every statement is refused."""
+
+    def execute(self, *_args: Any) -> Any:
+        raise sqlite3.OperationalError("database is locked")
+
+
+async def test_a_lookup_that_would_wait_goes_to_a_worker_thread(
+    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
+    reader = store.backend._loop_reader
+    assert reader is not None
+    monkeypatch.setattr(reader, "_connection", _Busy())
+    assert store.backend.read_body_now("items", numbered(1)["_id"]) is None
+    assert (await store.get("items", numbered(1)["_id"]))["n"] == 1
+
+
+async def test_another_thread_reads_the_usual_way(store: SqlDocumentStore) -> None:
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
+    answers: list[Any] = []
+    thread = threading.Thread(
+        target=lambda: answers.append(store.backend.read_body_now("items", numbered(1)["_id"])))
+    thread.start()
+    thread.join()
+    assert answers == [None]
+    assert store.backend.read_body_now("items", numbered(1)["_id"]) is not None

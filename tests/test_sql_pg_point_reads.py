@@ -1,0 +1,83 @@
+"""PostgreSQL gets by id go straight through asyncpg, and the usual way when they cannot."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from docbase.adapters.sql import SqlDocumentStore
+from docbase.adapters.sql.pg_point_reads import CONNECTIONS
+from docbase.core.errors import NotFound
+from tests.backends import numbered, postgresql_schema, sql_backend
+
+pytestmark = pytest.mark.postgres
+
+
+@pytest.fixture
+async def url() -> AsyncIterator[str]:
+    async with postgresql_schema() as schema_url:
+        yield schema_url
+
+
+@pytest.fixture
+async def store(url: str) -> AsyncIterator[SqlDocumentStore]:
+    async with sql_backend(url) as (opened, _blobs):
+        yield opened
+
+
+def _no_sqlalchemy(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    async def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("went through SQLAlchemy")
+
+    monkeypatch.setattr(store.backend, "_run", refuse)
+
+
+async def test_get_by_id_goes_through_asyncpg(
+    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.insert("items", [numbered(1), numbered(2, name="two")])
+    await store.get("items", numbered(1)["_id"])
+    _no_sqlalchemy(store, monkeypatch)
+    assert await store.get("items", numbered(2)["_id"]) == numbered(2, name="two")
+    with pytest.raises(NotFound):
+        await store.get("items", numbered(3)["_id"])
+
+
+async def test_more_concurrent_gets_than_connections_are_all_answered(
+    store: SqlDocumentStore,
+) -> None:
+    await store.insert("items", [numbered(n) for n in range(40)])
+    await store.get("items", numbered(0)["_id"])
+    found = await asyncio.gather(*(store.get("items", numbered(n)["_id"]) for n in range(40)))
+    assert [d["n"] for d in found] == list(range(40))
+    reader = store.backend._pg_reader
+    assert reader is not None
+    assert reader._open <= CONNECTIONS
+
+
+async def test_collection_recreated_by_another_store_reads_the_new_table(
+    store: SqlDocumentStore, url: str
+) -> None:
+    await store.insert("items", [numbered(1, v="old")])
+    assert (await store.get("items", numbered(1)["_id"]))["v"] == "old"
+    async with sql_backend(url) as (other, _blobs):
+        await other.drop("items")
+        await other.insert("items", [numbered(1, v="new")])
+    assert (await store.get("items", numbered(1)["_id"]))["v"] == "new"
+
+
+async def test_a_lost_connection_is_dropped_and_the_get_answered(
+    store: SqlDocumentStore,
+) -> None:
+    await store.insert("items", [numbered(1)])
+    await store.get("items", numbered(1)["_id"])
+    reader = store.backend._pg_reader
+    assert reader is not None
+    assert reader._idle
+    for connection in reader._idle:
+        connection.terminate()
+    assert (await store.get("items", numbered(1)["_id"]))["n"] == 1
+    assert (await store.get("items", numbered(1)["_id"]))["n"] == 1
