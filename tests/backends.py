@@ -208,3 +208,11 @@ BACKENDS["postgresql"] = postgresql_backend
 def numbered(n: int, **fields: Any) -> dict[str, Any]:
     """A stored-shape document whose ``_id`` is ``n`` in hex and whose field ``n`` is ``n``."""
     return {"_id": f"{n:024x}", "_version": 0, "n": n, **fields}
+
+
+def refuse_usual_path(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make ``store``'s usual way to its database (worker threads, SQLAlchemy) fail."""
+    async def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise AssertionError("went the usual way")
+
+    monkeypatch.setattr(store.backend, "_run", refuse)

@@ -12,7 +12,7 @@ import pytest
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.core.errors import NotFound
-from tests.backends import numbered, sql_backend
+from tests.backends import numbered, refuse_usual_path, sql_backend
 
 
 @pytest.fixture
@@ -29,19 +29,12 @@ async def other(tmp_path: Path, store: SqlDocumentStore) -> AsyncIterator[SqlDoc
         yield opened
 
 
-def _no_worker_threads(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def refuse(*_args: Any, **_kwargs: Any) -> Any:
-        raise AssertionError("went to a worker thread")
-
-    monkeypatch.setattr(store.backend, "_run", refuse)
-
-
 async def test_get_by_id_is_answered_on_the_loop_thread(
     store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await store.insert("items", [numbered(1), numbered(2, name="two")])
     await store.get("items", numbered(1)["_id"])  # the collection's table number is now known
-    _no_worker_threads(store, monkeypatch)
+    refuse_usual_path(store, monkeypatch)
     assert await store.get("items", numbered(2)["_id"]) == numbered(2, name="two")
     with pytest.raises(NotFound):
         await store.get("items", numbered(3)["_id"])
@@ -58,7 +51,7 @@ async def test_writes_of_another_store_are_read_at_once(
 ) -> None:
     await store.insert("items", [numbered(1)])
     await store.get("items", numbered(1)["_id"])
-    _no_worker_threads(store, monkeypatch)
+    refuse_usual_path(store, monkeypatch)
     await other.insert("items", [numbered(2)])
     assert (await store.get("items", numbered(2)["_id"]))["n"] == 2
     await other.delete("items", [numbered(1)["_id"]])

@@ -4,14 +4,13 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import AsyncIterator
-from typing import Any
 
 import pytest
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.adapters.sql.pg_point_reads import CONNECTIONS
 from docbase.core.errors import NotFound
-from tests.backends import numbered, postgresql_schema, sql_backend
+from tests.backends import numbered, postgresql_schema, refuse_usual_path, sql_backend
 
 pytestmark = pytest.mark.postgres
 
@@ -28,19 +27,12 @@ async def store(url: str) -> AsyncIterator[SqlDocumentStore]:
         yield opened
 
 
-def _no_sqlalchemy(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
-    async def refuse(*_args: Any, **_kwargs: Any) -> Any:
-        raise AssertionError("went through SQLAlchemy")
-
-    monkeypatch.setattr(store.backend, "_run", refuse)
-
-
 async def test_get_by_id_goes_through_asyncpg(
     store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await store.insert("items", [numbered(1), numbered(2, name="two")])
     await store.get("items", numbered(1)["_id"])
-    _no_sqlalchemy(store, monkeypatch)
+    refuse_usual_path(store, monkeypatch)
     assert await store.get("items", numbered(2)["_id"]) == numbered(2, name="two")
     with pytest.raises(NotFound):
         await store.get("items", numbered(3)["_id"])

@@ -24,14 +24,11 @@ import logging
 import math
 import os
 import socket
-import ssl
 import sys
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import msgspec
-import uvicorn
-from uvicorn.supervisors import Multiprocess
 
 from docbase.bootstrap import (
     ADMIN_KEY_ENV,
@@ -51,6 +48,12 @@ from docbase.http.app import create_app
 from docbase.http.coalescing import CoalescingHttpProtocol
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
+from docbase.http.supervision import (
+    TLS12_CIPHERS,
+    WORKER_HEALTHCHECK_SECONDS,
+    TlsConfig,
+    UvicornRunner,
+)
 from docbase.http.tls import ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
@@ -275,57 +278,6 @@ WORKER_APP = "docbase.http.serve:worker_app"
 """Import path of the app factory every worker calls."""
 
 
-_WORKER_HEALTHCHECK_SECONDS = 60
-
-
-TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
-"""The TLS 1.2 cipher suites offered: forward secret (ECDHE) and AEAD only. TLS 1.3's
-suites are all of that kind already."""
-
-
-class _Config(uvicorn.Config):
-    """uvicorn's configuration: TLS 1.2 at least, and the ``header_timeout`` to apply.
-
-    :class:`~docbase.http.coalescing.CoalescingHttpProtocol` reads ``header_timeout``.
-    """
-
-    header_timeout: float | None = None
-
-    def load(self) -> None:
-        super().load()
-        if self.ssl is not None:
-            self.ssl.minimum_version = ssl.TLSVersion.TLSv1_2
-
-
-class UvicornRunner:
-    """uvicorn's worker supervisor over one listening socket owned by this process.
-
-    The workers (``deployment.workers``, even one) are processes of their own, so that
-    SIGHUP replaces each in turn (the new one serving before the old one stops) and a
-    crashed one is respawned; SIGTERM/SIGINT stop them gracefully.
-    """
-
-    def __init__(self, config: uvicorn.Config, url: str, pid_file: Path | None) -> None:
-        self.config = config
-        self.url = url
-        self.pid_file = pid_file
-
-    def serve(self) -> None:
-        """Serve until SIGTERM/SIGINT, then stop gracefully."""
-        config = self.config
-        sock = config.bind_socket()
-        print(f"docbase: Listening at: {self.url}", file=sys.stderr, flush=True)
-        if self.pid_file is not None:
-            self.pid_file.write_text(f"{os.getpid()}\n")
-        try:
-            Multiprocess(config, sockets=[sock]).run()
-        finally:
-            sock.close()
-            if self.pid_file is not None:
-                self.pid_file.unlink(missing_ok=True)
-        print("docbase: shutdown completed", file=sys.stderr, flush=True)
-
-
 def http_server(
     target: str, deployment: Deployment, listener: Listener, *, pid_file: Path | None = None
 ) -> Runner:
@@ -339,7 +291,7 @@ def http_server(
     HTTP/1.1. A client gets ``header_timeout`` to send each request's headers, so slow
     clients cannot hold connections open for long.
     """
-    config = _Config(
+    config = TlsConfig(
         target,
         factory=True,
         host=deployment.host,
@@ -353,9 +305,7 @@ def http_server(
         ssl_keyfile=listener.keyfile,
         ssl_ciphers=TLS12_CIPHERS,
         timeout_graceful_shutdown=math.ceil(deployment.graceful_timeout),
-        # a worker starting on a loaded machine takes seconds to import; uvicorn's 5 s
-        # default had the supervisor kill it, and abort a SIGHUP restart, before it served
-        timeout_worker_healthcheck=_WORKER_HEALTHCHECK_SECONDS,
+        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
         proxy_headers=False,  # docbase.http.proxy decides whom to believe
         server_header=False,  # SecurityHeaders sends "Server: docbase"
         access_log=False,

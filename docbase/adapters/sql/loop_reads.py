@@ -39,7 +39,6 @@ class LoopReader:
         self.path = path
         self._connection: sqlite3.Connection | None = None
         self._thread: int | None = None
-        self._statements: dict[int, str] = {}
 
     def body(self, number: int, document_id: str) -> list[tuple[str]] | None:
         """Return the body row of ``document_id`` in table ``number`` (``[]``: no such row).
@@ -52,10 +51,7 @@ class LoopReader:
             connection = self._connect()
             if connection is None:
                 return UNANSWERED
-        statement = self._statements.get(number)
-        if statement is None:
-            statement = self._statements[number] = (
-                f"SELECT body FROM {schema.table_name(number)} WHERE id = ?")
+        statement = schema.lookup_sql(number, "body", "?")
         try:
             # fetchall steps to the end, which resets the statement and ends the read
             rows: list[tuple[str]] = connection.execute(statement, (document_id,)).fetchall()

@@ -50,7 +50,6 @@ class PgPointReader:
         self._idle: list[Any] = []
         self._open = 0
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._statements: dict[int, str] = {}
         self._closed = False
 
     async def body(self, number: int, document_id: str) -> list[tuple[str]] | None:
@@ -69,12 +68,9 @@ class PgPointReader:
         connection = self._idle.pop() if self._idle else await self._opened()
         if connection is None:
             return UNANSWERED
-        statement = self._statements.get(number)
-        if statement is None:
-            statement = self._statements[number] = (
-                f"SELECT body::text FROM {schema.table_name(number)} WHERE id = $1")
         try:
-            rows = await connection.fetch(statement, document_id)
+            rows = await connection.fetch(schema.lookup_sql(number, "body::text", "$1"),
+                                          document_id)
         except BaseException as exc:  # lost, table dropped, cancelled: drop the connection
             self._open -= 1
             connection.terminate()

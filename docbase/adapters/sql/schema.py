@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable
 
 import sqlalchemy as sa
@@ -79,6 +80,12 @@ def collection_table(number: int, dialect: Dialect) -> sa.TableClause:
         sa.column("created", sa.Text), sa.column("changed", sa.Text),
         sa.column("search", dialect.search_type),
     )
+
+
+@functools.cache
+def lookup_sql(number: int, body: str, placeholder: str) -> str:
+    """Return the SQL text reading ``body`` of collection ``number``'s row by ``id``."""
+    return f"SELECT {body} FROM {table_name(number)} WHERE id = {placeholder}"
 
 
 def collection_ddl(number: int, dialect: Dialect) -> sa.Table:

@@ -135,11 +135,7 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """Return the found documents as JSON text, without the ``hide`` fields.
-
-        The stored text is sent as it is; the database drops the hidden fields where it
-        can (SQLite), else each document is decoded and encoded again here.
-        """
+        """The stored texts; hidden fields dropped in SQL (SQLite) or here (decoded)."""
         in_sql = self._drops_fields_in_sql
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
