@@ -112,12 +112,17 @@ def server_process(kind: str, target: str, deployment: Deployment) -> Iterator[s
         _wait_ready(url, deployment, process, log)
         yield url
     finally:
-        process.send_signal(signal.SIGTERM)
-        try:
-            process.wait(30)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+        stop(process)
+
+
+def stop(process: subprocess.Popen[bytes]) -> None:
+    """Stop a server process gracefully (SIGTERM), killing it after 30 s."""
+    process.send_signal(signal.SIGTERM)
+    try:
+        process.wait(30)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
 
 
 def _client(deployment: Deployment, key: str | None = None) -> httpx.Client:
@@ -260,14 +265,14 @@ def pg_reachable(url: str) -> bool:
 
 
 @contextlib.contextmanager
-def pg_database(url: str) -> Iterator[str]:
-    """A fresh database beside ``url``'s, dropped afterwards."""
-    asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)"))
-    asyncio.run(_pg_admin(url, f"CREATE DATABASE {PG_DATABASE}"))
+def pg_database(url: str, name: str = PG_DATABASE) -> Iterator[str]:
+    """A fresh database ``name`` beside ``url``'s, dropped afterwards."""
+    asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
+    asyncio.run(_pg_admin(url, f"CREATE DATABASE {name}"))
     try:
-        yield url.rsplit("/", 1)[0] + "/" + PG_DATABASE
+        yield url.rsplit("/", 1)[0] + "/" + name
     finally:
-        asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {PG_DATABASE} WITH (FORCE)"))
+        asyncio.run(_pg_admin(url, f"DROP DATABASE IF EXISTS {name} WITH (FORCE)"))
 
 
 # ------------------------------------------------------------------ report

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 from docbase.core.auth.principal import Principal
+from docbase.core.changes import Change
 from docbase.core.database import Collection, Database
 from docbase.core.errors import (
     BackendError,
@@ -22,12 +23,14 @@ from docbase.core.errors import (
     HookFailed,
     HookTimedOut,
     InvalidId,
+    InvalidImage,
     InvalidQuery,
     InvalidToken,
     MailDeliveryError,
     MissingDependencyError,
     NotFound,
     PayloadTooLarge,
+    RangeNotSatisfiable,
     Rejected,
     TooManyRequests,
     Unauthorized,
@@ -45,12 +48,15 @@ from docbase.core.hooks import (
     WriteContext,
 )
 from docbase.core.hooks.scheduling import JobScheduler
+from docbase.core.media import MediaFile, Upload, Uploaded
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
 from docbase.core.registry import connect, open_stores, register_scheme
 from docbase.core.settings import Limits
+from docbase.core.webhooks.dispatcher import WebhookDispatcher
 
 __all__ = [
     "BackendError",
+    "Change",
     "ChangeEvent",
     "Collection",
     "ConfigurationError",
@@ -64,18 +70,21 @@ __all__ = [
     "HookRegistry",
     "HookTimedOut",
     "InvalidId",
+    "InvalidImage",
     "InvalidQuery",
     "InvalidToken",
     "JobContext",
     "JobScheduler",
     "Limits",
     "MailDeliveryError",
+    "MediaFile",
     "MissingDependencyError",
     "NotFound",
     "Operation",
     "PayloadTooLarge",
     "Principal",
     "Query",
+    "RangeNotSatisfiable",
     "ReadContext",
     "ReadEvent",
     "ReadOptions",
@@ -83,8 +92,11 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "UnknownSchemeError",
+    "Upload",
+    "Uploaded",
     "ValidationFailed",
     "VersionMismatch",
+    "WebhookDispatcher",
     "WriteContext",
     "WriteEvent",
     "connect",

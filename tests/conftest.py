@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -8,6 +8,8 @@ import pytest
 pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
 
 from tests.backends import BACKENDS  # noqa: E402
+from tests.served_engines import ENGINES, engine_storage  # noqa: E402
+from tests.test_serve_harness import Served, serving  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
 
@@ -28,3 +30,13 @@ def store(stores: Any) -> Any:
 @pytest.fixture
 def blob_store(stores: Any) -> Any:
     return stores[1]
+
+
+@pytest.fixture(scope="module", params=ENGINES)
+def engine_server(request: pytest.FixtureRequest,
+                  tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
+    """A ``docbase serve`` on a fresh database of every engine, one per test module."""
+    directory = tmp_path_factory.mktemp(f"served-{request.param}")
+    with (engine_storage(request.param, directory) as storage,
+          serving(directory, "--storage", storage) as server):
+        yield server

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import signal
 import time
 from collections import Counter
@@ -11,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.backends import postgresql_schema
+from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 HOOKS_V1 = '''
@@ -93,13 +92,8 @@ def test_serve_refuses_to_start_with_a_broken_hooks_file(tmp_path: Path) -> None
 @pytest.fixture
 def schema_url() -> Iterator[str]:
     """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    loop = asyncio.new_event_loop()
-    manager = postgresql_schema()
-    try:
-        yield loop.run_until_complete(manager.__aenter__())
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
+    with postgresql_storage() as url:
+        yield url
 
 
 @pytest.mark.postgres

@@ -273,7 +273,7 @@ async def test_meta_lists_collections_and_children(live: LiveDocbase) -> None:
     assert {c["name"] for c in meta["collections"]} == {"people", "orders"}
     people = await get(live, "/rest/people/_meta")
     assert people == {"name": "people", "fields": [], "indexes": [],
-                      "children": [{"name": "orders", "type": "child"}]}
+                      "children": [{"name": "orders", "type": "child", "collection": "orders"}]}
     unknown = await get(live, "/rest/nothing/_meta")
     assert (unknown["name"], unknown["children"]) == ("nothing", [])
 

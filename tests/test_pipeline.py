@@ -4,7 +4,8 @@ A recorder wraps each stage of ``db.pipeline`` and logs it as it starts; a valid
 a hook at every hook point and a change subscriber log themselves too. Each entry point
 then has to produce exactly the sequence written out below: authorize, validate,
 before-hooks, store, after-hooks, publish (cascaded child deletes nested inside the
-parent's store stage). Reads pass authorize and the before-read hooks.
+parent's store stage, which stores them too, in the same store call). Reads pass
+authorize, the strict-mode check and the before-read hooks.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from docbase import ChangeEvent, Database, HookPoint, Query, ReadEvent, WriteEve
 from docbase.adapters.memory import OutboxMailer
 from docbase.core.auth import Principal, Scope
 from docbase.core.errors import Forbidden
+from docbase.core.media import Upload
 from docbase.http.testing import LiveDocbase, live_docbase
 
 Log = list[tuple[str, ...]]
@@ -57,10 +59,11 @@ def record(db: Database) -> Log:
 
 
 def passes(collection: str, operation: str, ids: list[str] | None = None,
-           inner: Log | None = None) -> Log:
+           inner: Log | None = None, *, store: bool = True) -> Log:
     """The log of one write of ``collection`` through every stage, in order.
 
     ``ids`` are the ids its change event carries (``None``: no event, nothing changed).
+    Without ``store``, another write's store stage stores it (a cascaded delete).
     """
     return [
         ("stage", "authorize", collection),
@@ -68,7 +71,7 @@ def passes(collection: str, operation: str, ids: list[str] | None = None,
         ("validator", collection),
         ("stage", "before-hooks", collection),
         ("hook", f"before_{operation}", collection),
-        ("stage", "store", collection),
+        *([("stage", "store", collection)] if store else []),
         *(inner or []),
         ("stage", "after-hooks", collection),
         ("hook", f"after_{operation}", collection),
@@ -78,16 +81,19 @@ def passes(collection: str, operation: str, ids: list[str] | None = None,
 
 
 def cascade(parent_ids: list[str], child_ids: list[str] | None) -> Log:
-    """A delete of people: the cascaded delete of their orders runs the stages too."""
+    """A delete of people: the cascaded delete of their orders runs the stages too.
+
+    The people's store stage deletes the orders with the people, in one store call.
+    """
     return passes("people", "delete", parent_ids,
-                  inner=passes("orders", "delete", child_ids))
+                  inner=passes("orders", "delete", child_ids, store=False))
 
 
 class World:
-    """People Joe (with one order) and Ann, as seeded before recording starts."""
+    """People Joe (with one order) and Ann, and one media file, seeded before recording."""
 
-    def __init__(self, joe: str, ann: str, order: str) -> None:
-        self.joe, self.ann, self.order = joe, ann, order
+    def __init__(self, joe: str, ann: str, order: str, media: str) -> None:
+        self.joe, self.ann, self.order, self.media = joe, ann, order, media
 
 
 async def seed(db: Database) -> World:
@@ -95,7 +101,8 @@ async def seed(db: Database) -> World:
     joe = await people.insert({"name": "Joe"})
     ann = await people.insert({"name": "Ann"})
     order = await people.children(joe["_id"], "orders").insert({"item": "book"})
-    return World(joe["_id"], ann["_id"], order["_id"])
+    [media] = (await db.media.upload([Upload("seed.txt", b"seed\n")])).ids
+    return World(joe["_id"], ann["_id"], order["_id"], media)
 
 
 def new_id(log: Log) -> list[str]:
@@ -133,6 +140,11 @@ LIBRARY_WRITES: dict[str, LibraryCase] = {
     "child delete": (
         lambda db, w: db.collection("people").children(w.joe, "orders").delete(w.order),
         lambda w, log: passes("orders", "delete", [w.order])),
+    "media upload": (
+        lambda db, w: db.media.upload([Upload("a.txt", b"a\n"), Upload("b.txt", b"b\n")]),
+        lambda w, log: passes("_media", "insert", new_id(log))),
+    "media delete": (lambda db, w: db.media.delete(w.media),
+                     lambda w, log: passes("_media", "delete", [w.media])),
 }
 
 
@@ -154,8 +166,8 @@ async def test_library_reads_pass_authorize_and_before_read_hooks(stores: Any) -
         await people.get(world.joe)
         await people.find({"name": "Joe"})
         await people.count()
-        read_stages = [("stage", "authorize", "people"), ("stage", "before-hooks", "people"),
-                       ("hook", "before_read", "people")]
+        read_stages = [("stage", "authorize", "people"), ("stage", "schema", "people"),
+                       ("stage", "before-hooks", "people"), ("hook", "before_read", "people")]
         assert log == read_stages * 3
 
 
@@ -236,6 +248,13 @@ def send(method: str, path: Callable[[World], str], *, body: Any = None,
     return call
 
 
+async def upload_over_http(live: LiveDocbase, world: World) -> Any:
+    response = await live.client.post("/media", headers=live.auth(), files=[
+        ("a", ("a.txt", b"a\n", "text/plain")), ("b", ("b.txt", b"b\n", "text/plain"))])
+    assert response.status_code == 201, response.text
+    return response.json()
+
+
 HTTP_WRITES: dict[str, HttpCase] = {
     "POST object": (send("POST", lambda w: "/rest/people", body={"name": "Eve"}),
                     lambda w, log: passes("people", "insert", new_id(log))),
@@ -270,6 +289,9 @@ HTTP_WRITES: dict[str, HttpCase] = {
             *passes("email_outbound", "insert", new_id(log)[:1]),
             *passes("email_outbound", "update", new_id(log)[:1]),
             *passes("email_outbound", "update", new_id(log)[:1])]),
+    "POST /media": (upload_over_http, lambda w, log: passes("_media", "insert", new_id(log))),
+    "DELETE /media/ID": (send("DELETE", lambda w: f"/media/{w.media}"),
+                         lambda w, log: passes("_media", "delete", [w.media])),
 }
 
 

@@ -1,9 +1,10 @@
 """Start the real ``docbase serve`` as a subprocess over TLS on loopback (no tests here).
 
-Used by ``test_serve*.py`` and ``test_readme*.py``: :func:`start_server` runs the
-installed console script (or ``python -m docbase.cli``) in a temporary working
-directory and waits until ``GET /health`` answers over TLS with the server's own
-certificate.
+Used by ``test_serve*.py``, ``test_readme*.py``, the fault tests (``test_crash_recovery.py``
+and others, which crash a server with :func:`kill`) and ``benchmarks/soak.py``:
+:func:`launch` runs the installed console script (or ``python -m docbase.cli``) in a
+temporary working directory and waits until ``GET /health`` answers over TLS with the
+server's own certificate.
 """
 
 from __future__ import annotations
@@ -106,6 +107,30 @@ class Served:
                 raise AssertionError(f"server did not stop within {timeout}s:\n"
                                      f"{self.output()}") from None
         return self.process.returncode
+
+
+def kill(served: Served) -> None:
+    """Crash the whole server: SIGKILL its main process and every worker, then reap it.
+
+    Killing only the main process would leave its workers serving as orphans.
+    """
+    workers = child_processes(served.process.pid)
+    for pid in (served.process.pid, *workers):
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGKILL)
+    served.process.wait(10)
+    deadline = time.monotonic() + 10
+    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+        time.sleep(0.01)  # not our children: wait until they are dead (or zombies)
+    served.stop()  # closes the client; the process is already gone
+
+
+def _alive(pid: int) -> bool:
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return False
+    return "\nState:\tZ" not in status
 
 
 def launch(cwd: Path, *args: str, env: dict[str, str] | None = None,

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import asyncio
 import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.backends import postgresql_schema
+from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 pytestmark = pytest.mark.postgres
@@ -18,14 +17,8 @@ pytestmark = pytest.mark.postgres
 @pytest.fixture
 def schema_url() -> Iterator[str]:
     """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    loop = asyncio.new_event_loop()
-    manager = postgresql_schema()
-    try:
-        url = loop.run_until_complete(manager.__aenter__())
+    with postgresql_storage() as url:
         yield url
-    finally:
-        loop.run_until_complete(manager.__aexit__(None, None, None))
-        loop.close()
 
 
 def test_two_servers_on_one_postgresql_share_documents_and_keys(

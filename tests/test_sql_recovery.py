@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import socket
+import time
 from collections.abc import AsyncIterator
 
 import pytest
 import sqlalchemy as sa
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 
-from docbase.adapters.sql import SqlDocumentStore
+from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.core.documents import new_document
 from docbase.core.errors import BackendError
 from docbase.core.query import Query
@@ -75,3 +77,19 @@ async def test_unreachable_server_is_a_backend_error() -> None:
     with pytest.raises(BackendError):
         await store.open()
     await store.close()
+
+
+async def test_server_that_never_answers_is_a_backend_error_within_the_connect_timeout(
+) -> None:
+    # a listening socket that is never read: connections complete, and hang like a
+    # PostgreSQL that stopped answering
+    with socket.socket() as silent:
+        silent.bind(("127.0.0.1", 0))
+        silent.listen(8)
+        port = silent.getsockname()[1]
+        store, _ = from_url(f"postgresql://postgres@127.0.0.1:{port}/none?connect_timeout=1")
+        started = time.monotonic()
+        with pytest.raises(BackendError):
+            await store.open()
+        assert time.monotonic() - started < 10  # bounded by the timeout, not the OS
+        await store.close()

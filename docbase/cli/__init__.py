@@ -1,4 +1,4 @@
-"""The ``docbase`` command: serve, and manage databases, API keys, users, settings and mail.
+"""The ``docbase`` command: serve; manage databases, keys, users, schemas, webhooks, mail.
 
 Every command acts on a deployment named by ``--data-dir`` (default
 ``./docbase-data``), ``--storage`` and ``--config``, and on one of its databases with
@@ -18,11 +18,11 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from docbase.cli import databases, keys, mail, settings, users
+from docbase.cli import databases, keys, mail, schema, settings, users, webhooks
 from docbase.cli.common import UsageError, redact, say
 from docbase.core.errors import ConfigurationError, DocbaseError
 
-COMMAND_GROUPS = (databases, keys, users, settings, mail)
+COMMAND_GROUPS = (databases, keys, users, settings, schema, mail, webhooks)
 """The modules whose ``register(commands)`` adds their commands, in help order."""
 
 

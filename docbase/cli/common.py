@@ -52,6 +52,12 @@ def add_database_options(parser: argparse.ArgumentParser, *,
         "--db", metavar="NAME", help=f"database to act on (default: the primary, {PRIMARY!r})")
 
 
+def command_group(commands: Any, name: str, *, help: str) -> Any:
+    """Add the command ``name`` whose actions are added to what this returns."""
+    parser = commands.add_parser(name, help=help)
+    return parser.add_subparsers(dest=f"{name}_command", required=True, metavar="ACTION")
+
+
 def add_action(
     actions: Any,
     name: str,
@@ -73,6 +79,13 @@ def add_action(
         parser.add_argument("--json", action="store_true", help="JSON lines instead of a table")
     parser.set_defaults(handler=handler)
     return parser
+
+
+def add_repeatable(parser: argparse.ArgumentParser, flag: str, *, metavar: str,
+                   help: str) -> None:
+    """Add an option taking one or more values, given once or repeated (a list)."""
+    parser.add_argument(flag, action="extend", nargs="+", default=[], metavar=metavar,
+                        help=help)
 
 
 def say(message: str) -> None:

@@ -10,6 +10,7 @@ from docbase.cli.common import (
     DEPLOYMENT_SETTINGS,
     add_action,
     add_deployment_options,
+    command_group,
     deployment_from,
     print_records,
     redact,
@@ -32,8 +33,7 @@ def register(commands: Any) -> None:
                                if name not in (*DEPLOYMENT_SETTINGS, "default_database")])
     serve_parser.set_defaults(handler=serve)
 
-    parser = commands.add_parser("db", help="manage the databases of a deployment")
-    actions = parser.add_subparsers(dest="db_command", required=True, metavar="ACTION")
+    actions = command_group(commands, "db", help="manage the databases of a deployment")
     create = add_action(
         actions, "create", create_database, help="add a database",
         description="Add a database to the catalog in the data directory, create it with "

@@ -7,7 +7,15 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import UsageError, add_action, on_database, print_records, say
+from docbase.cli.common import (
+    UsageError,
+    add_action,
+    add_repeatable,
+    command_group,
+    on_database,
+    print_records,
+    say,
+)
 from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
@@ -15,20 +23,18 @@ from docbase.core.database import Database
 
 def register(commands: Any) -> None:
     """Add the ``keys`` command and its actions."""
-    parser = commands.add_parser("keys", help="manage API keys of a database")
-    actions = parser.add_subparsers(dest="keys_command", required=True, metavar="ACTION")
+    actions = command_group(commands, "keys", help="manage API keys of a database")
     create = add_action(
         actions, "create", create_key, help="create a key and print it",
         description="Create an API key and print it (alone) on stdout. Without --path "
                     "or --method the key has full access.")
     create.add_argument("--full", action="store_true", help="full access (the default "
                         "unless --path or --method is given)")
-    create.add_argument("--path", action="extend", nargs="+", default=[], metavar="GLOB",
-                        help="allowed path glob, e.g. '/rest/customers/**' (repeatable)")
-    create.add_argument("--method", action="extend", nargs="+", default=[], metavar="M",
-                        help="allowed HTTP method (repeatable)")
-    create.add_argument("--origin", action="extend", nargs="+", default=[], metavar="O",
-                        help="allowed CORS origin, e.g. https://app.example.com, or '*'")
+    add_repeatable(create, "--path", metavar="GLOB",
+                   help="allowed path glob, e.g. '/rest/customers/**' (repeatable)")
+    add_repeatable(create, "--method", metavar="M", help="allowed HTTP method (repeatable)")
+    add_repeatable(create, "--origin", metavar="O",
+                   help="allowed CORS origin, e.g. https://app.example.com, or '*'")
     create.add_argument("--expires", metavar="ISO8601", help="expiry date or time (UTC "
                         "unless an offset is given)")
     create.add_argument("--description", default="", help="a note shown by 'keys list'")

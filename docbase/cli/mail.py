@@ -13,7 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import Any
 
-from docbase.cli.common import add_database_options, on_database, say
+from docbase.cli.common import add_database_options, command_group, on_database, say
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.mail import Status
@@ -21,8 +21,7 @@ from docbase.core.mail import Status
 
 def register(commands: Any) -> None:
     """Add the ``mail`` command and its actions."""
-    parser = commands.add_parser("mail", help="the outbound mail of a database")
-    actions = parser.add_subparsers(dest="mail_command", required=True, metavar="ACTION")
+    actions = command_group(commands, "mail", help="the outbound mail of a database")
     retry = actions.add_parser("retry", help="send the failed messages again")
     add_database_options(retry)
     retry.add_argument("--queued", action="store_true",

@@ -15,22 +15,21 @@ from typing import Any
 
 import msgspec
 
-from docbase.cli.common import UsageError, add_action, on_database, say
+from docbase.cli.common import UsageError, add_action, command_group, on_database, say
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 
 SHOWN = frozenset({
     "mail.transport", "mail.from", "mail.smtp.host", "mail.smtp.port", "mail.smtp.starttls",
     "mail.smtp.tls", "mail.smtp.username", "mail.smtp.timeout", "auth.jwt.issuer",
-    "auth.jwt.audience", "auth.login.lifetime", "realtime.global",
+    "auth.jwt.audience", "auth.login.lifetime", "realtime.global", "schema.mode",
 })
 """Settings whose values ``list`` prints; every other value is a secret."""
 
 
 def register(commands: Any) -> None:
     """Add the ``settings`` command and its actions."""
-    parser = commands.add_parser("settings", help="manage the stored settings of a database")
-    actions = parser.add_subparsers(dest="settings_command", required=True, metavar="ACTION")
+    actions = command_group(commands, "settings", help="manage the stored settings of a database")
     setter = add_action(actions, "set", set_value,
                         help="set PATH to VALUE (JSON if valid, else a string)")
     setter.add_argument("path", metavar="PATH")

@@ -7,7 +7,7 @@ import getpass
 import os
 from typing import Any
 
-from docbase.cli.common import add_database_options, on_database, print_records, say
+from docbase.cli.common import add_database_options, command_group, on_database, print_records, say
 from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
@@ -18,8 +18,7 @@ PASSWORD_VARIABLE = "DOCBASE_USER_PASSWORD"
 
 def register(commands: Any) -> None:
     """Add the ``users`` command and its actions."""
-    parser = commands.add_parser("users", help="manage users who log in with a password")
-    actions = parser.add_subparsers(dest="users_command", required=True, metavar="ACTION")
+    actions = command_group(commands, "users", help="manage users who log in with a password")
     create = actions.add_parser("create", help="create a user")
     add_database_options(create)
     create.add_argument("--email", required=True, help="the user's email (unique, any case)")

@@ -63,6 +63,10 @@ class ServerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     graceful_timeout: Annotated[float, msgspec.Meta(
         description="time in-flight requests get to finish on shutdown (default 30)",
         extra={"metavar": "SECONDS"})] = 30.0
+    header_timeout: Annotated[float, msgspec.Meta(
+        description="time a client gets to send its request headers before the "
+                    "connection is closed (default 10)",
+        extra={"metavar": "SECONDS"})] = 10.0
     default_database: Annotated[str, msgspec.Meta(
         description="database answering requests without /db/NAME or a database "
                     f"host name (default: the primary, {PRIMARY!r})",

@@ -15,7 +15,14 @@ import msgspec
 
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.documents import Document, new_document, read_shape
-from docbase.core.errors import InvalidQuery, NotFound, PayloadTooLarge
+from docbase.core.errors import (
+    Conflict,
+    DocbaseError,
+    InvalidQuery,
+    NotFound,
+    PayloadTooLarge,
+    ValidationFailed,
+)
 from docbase.core.events import Operation, ReadEvent, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
@@ -71,8 +78,16 @@ class Collection:
     # ------------------------------------------------------------------ writes
 
     async def insert(self, body: Mapping[str, JSON]) -> Document:
-        """Create one document from ``body`` and return it with its system fields."""
-        return (await self.insert_many([body]))[0]
+        """Create one document from ``body`` and return it with its system fields.
+
+        Raises:
+            ValidationFailed: the document does not fit the collection's schema.
+            Conflict: a unique field repeats a stored value.
+            NotFound: this is a child view and the parent does not exist, or the
+                database is strict and defines no such collection.
+
+        """
+        return (await self._insert([body], bulk=False))[0]
 
     async def insert_many(self, bodies: Sequence[Mapping[str, JSON]]) -> list[Document]:
         """Create many documents, all or nothing.
@@ -80,18 +95,51 @@ class Collection:
         Raises:
             PayloadTooLarge: more documents than ``limits.max_bulk``.
             InvalidQuery: an element is not an object.
+            ValidationFailed: documents do not fit the schema (``"<index>.<field>"``).
+            Conflict: a unique field repeats a value.
             NotFound: this is a child view and the parent does not exist.
 
         """
+        return await self._insert(bodies, bulk=True)
+
+    async def insert_unvalidated(
+        self, bodies: Sequence[Mapping[str, JSON]]
+    ) -> list[Document | DocbaseError]:
+        """Create each document on its own, skipping the schema's field checks.
+
+        ``POST ?validate=false``: uniqueness still holds and passwords are still hashed.
+        Each item is its own write; the result holds, in order, each created document
+        or the error that refused that item.
+
+        Raises:
+            PayloadTooLarge: more documents than ``limits.max_bulk``.
+            InvalidQuery: an element is not an object.
+
+        """
+        self._check_bulk(bodies)
+        results: list[Document | DocbaseError] = []
+        for body in bodies:
+            try:
+                results.append((await self._insert([body], bulk=False, validate=False))[0])
+            except (Conflict, ValidationFailed) as exc:
+                results.append(exc)
+        return results
+
+    def _check_bulk(self, bodies: Sequence[Mapping[str, JSON]]) -> None:
         limit = self.database.limits.max_bulk
         if len(bodies) > limit:
             raise PayloadTooLarge(f"a bulk insert may hold at most {limit} documents")
         if not all(isinstance(body, Mapping) for body in bodies):
             raise InvalidQuery("every document of a bulk insert must be a JSON object")
+
+    async def _insert(self, bodies: Sequence[Mapping[str, JSON]], *, bulk: bool,
+                      validate: bool = True) -> list[Document]:
+        self._check_bulk(bodies)
         stamp = None if self.parent is None else self.parent.stamp()
         documents = [new_document(dict(b), self.principal.author, parent=stamp) for b in bodies]
         write = await self._write(WriteEvent(self.name, self.principal, documents=documents,
-                                             parent=self.parent))
+                                             parent=self.parent, bulk=bulk,
+                                             validate=validate))
         return write.documents
 
     async def update(
@@ -212,7 +260,7 @@ class Collection:
         return read_shape(document, metafields=metafields)
 
     async def _stored(self, document_id: str) -> Document:
-        document = await self.database.store.get(self.name, document_id)
+        document = await self.database.documents.get(self.name, document_id)
         if self.parent is not None and not self.parent.holds(document):
             raise NotFound(f"no document {document_id} in {self.name!r}")
         return document
@@ -236,7 +284,7 @@ class Collection:
 
         """
         if self.parent is not None:
-            await self.database.store.get(self.parent.collection, self.parent.document_id)
+            await self.database.documents.get(self.parent.collection, self.parent.document_id)
 
     def _limited(self, query: Query) -> Query:
         limit = self.database.limits.max_page
@@ -267,7 +315,7 @@ class Collection:
             query = Query(filter=self._filter(q))
             if h is not None:
                 query = parse_hints(dict(h), query, limits=self.database.limits)
-        return await self.database.store.find(self.name, await self._list_query(query))
+        return await self.database.documents.find(self.name, await self._list_query(query))
 
     async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:
         """Count the matching documents."""
@@ -282,6 +330,6 @@ class Collection:
         With ``encoded``, documents may come as ``msgspec.Raw`` JSON text, ready for
         ``msgspec.json.encode`` (what the HTTP layer does), instead of ``dict`` objects.
         """
-        reader = ListReader(self.database.store, self.database.relations, self.name)
+        reader = ListReader(self.database.documents, self.database.relations, self.name)
         return await reader.read(await self._list_query(query), options or ReadOptions(),
                                  encoded=encoded)

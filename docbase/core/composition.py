@@ -16,7 +16,7 @@ import msgspec
 
 from docbase.core.database import Database
 from docbase.core.hooks.loading import load_hooks
-from docbase.core.ports import Mailer
+from docbase.core.ports import Mailer, WebhookSender
 from docbase.core.registry import import_target, open_stores
 from docbase.core.server import Server
 from docbase.core.settings.limits import Limits
@@ -26,6 +26,8 @@ OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
 """The mailer of the ``outbox`` transport (``mail.transport``): capture-only."""
 SMTP_MAILER = "docbase.adapters.smtp:SmtpMailer"
 """The mailer of the ``smtp`` transport, made from ``mail.smtp.*`` at each send."""
+WEBHOOK_SENDER = "docbase.adapters.webhook:HttpxWebhookSender"
+"""The HTTP client that delivers webhooks."""
 
 
 class DatabaseSpec(msgspec.Struct, frozen=True):
@@ -58,6 +60,17 @@ def smtp_mailer(settings: SmtpSettings) -> Mailer:
     return mailer
 
 
+def build_webhook_sender(target: str = WEBHOOK_SENDER) -> WebhookSender:
+    """Build the webhook transport named by ``"module:attribute"`` (no arguments).
+
+    Raises:
+        MissingDependencyError: ``httpx`` is not installed.
+
+    """
+    sender: WebhookSender = import_target(target)()
+    return sender
+
+
 def build_database(spec: DatabaseSpec, **options: Any) -> Database:
     """Build (not open) the database ``spec`` describes.
 
@@ -70,7 +83,7 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
         ConfigurationError: the hooks file or module cannot be loaded.
 
     """
-    store, blobs = open_stores(spec.storage)
+    store, blobs = open_stores(spec.storage, query_timeout=spec.limits.query_timeout)
     options.setdefault("mailer", build_mailer())
     options.setdefault("smtp_mailer", smtp_mailer)
     database = Database(store, blobs, name=spec.name, limits=spec.limits, **options)

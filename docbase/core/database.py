@@ -8,25 +8,31 @@ thin translation of requests into these calls; ``docs/embedding.md`` shows them.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from typing import overload
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
-from docbase.core.changes import ChangeBus
+from docbase.core.changes import ChangeFeed
 from docbase.core.collection import Collection
-from docbase.core.events import Operation, WriteEvent
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
+from docbase.core.media import Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
+from docbase.core.pipeline.cascade import CascadedDeletes
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
-from docbase.core.relations import ParentRef, Relations, children_of
+from docbase.core.relations import ParentRef, Relations
+from docbase.core.schema.enforcing import SchemaEnforcingStore
+from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.validation import SchemaValidator
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
+from docbase.core.webhooks.registry import WebhookRegistry
 
 
 class Database(AsyncResource):
@@ -51,29 +57,44 @@ class Database(AsyncResource):
         self.jobs = JobRegistry()
         """Scheduled jobs (``@db.job``), run by a ``JobScheduler`` (``docbase serve`` has one)."""
         self.mailer = mailer
-        self.changes = ChangeBus()
-        """Committed writes are published here (:mod:`docbase.core.changes`)."""
-        self.validators: list[Validator] = []
-        """Run by the validate stage of every write, in order."""
-        self.relations = Relations(store)
         self.auth_cache = SystemCache()
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
+        self.rate_limiter = RateLimiter(store, self.limits, self.auth_cache)
+        """Requests per key and per address, failed credentials per address."""
         self.settings = SettingsStore(store, self.auth_cache)
         """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
+        self.schemas = SchemaRegistry(store, self.auth_cache, self.settings)
+        """The collections' schemas (``_schemas``) and the ``schema.mode`` setting."""
+        self.documents = SchemaEnforcingStore(store, self.schemas)
+        """``store`` as user collections see it: unique fields held, passwords withheld."""
+        self.validators: list[Validator] = [SchemaValidator(self.schemas, store,
+                                                            self.documents)]
+        """Run by the validate stage of every write, in order (the schemas' first)."""
+        self.relations = Relations(self.documents)
+        self.changes = ChangeFeed(store, self.limits, self._change_log_wanted)
+        """Committed writes are published here and logged; ``db.changes(...)`` reads them
+        back from every process (:mod:`docbase.core.changes`)."""
+        self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, self.changes.log)
+        """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
         self.mail = MailService(self, smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
+        self.media = Media(self)
+        """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
+        cascade = CascadedDeletes(self.relations, self.documents)
         self.pipeline = Pipeline(
-            write_stages(store=store, relations=self.relations, cascade=self._cascade,
+            write_stages(store=self.documents, relations=self.relations, cascade=cascade,
                          hooks=self.hooks, validators=self.validators, changes=self.changes),
-            read_stages(hooks=self.hooks),
+            read_stages(hooks=self.hooks, schemas=self.schemas),
         )
+        cascade.pipeline = self.pipeline
 
     async def open(self) -> None:
         """Open the underlying stores."""
         await self.store.open()
 
     async def close(self) -> None:
-        """Close the underlying stores."""
+        """Stop reading the change log; close the underlying stores."""
+        await self.changes.close()
         await self.store.close()
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
@@ -136,16 +157,10 @@ class Database(AsyncResource):
         """The child fields (subcollections) recorded for a parent collection."""
         return await self.relations.child_fields(collection)
 
-    async def _cascade(self, write: WriteEvent, ids: Sequence[str]) -> None:
-        """Delete the children of ``ids``, each child collection one write of the pipeline."""
-        if not ids:
-            return
-        for field in await self.relations.child_fields(write.collection):
-            await self.pipeline.write(WriteEvent(
-                field, write.principal, Operation.DELETE, "DELETE",
-                filter=children_of(write.collection, ids),
-                cause=f"cascade from {write.collection}",
-            ))
+    async def _change_log_wanted(self) -> bool:
+        """Whether writes go to the change log: while realtime is on or a webhook is."""
+        return ((await self.settings.load()).realtime.enabled
+                or await self.webhooks.any_enabled())
 
 
 __all__ = ["Collection", "Database", "ParentRef", "check_collection_name"]

@@ -8,7 +8,8 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     │   └── MissingDependencyError  the adapter's optional driver is not installed
     ├── InvalidQuery              malformed q/h/URL parameter or update body
     │   ├── InvalidId             not a 24-hex ObjectID
-    │   ├── RegexTimeout          a ``$regex`` ran past its time limit on one value
+    │   ├── QueryTimeout          a query ran past ``limits.query_timeout``
+    │   │   └── RegexTimeout      a ``$regex`` ran past its time limit on one value
     │   └── UnsupportedMediaType  a body (or upload) of a content type not read here
     ├── NotFound                  unknown document, collection or blob
     ├── ValidationFailed          schema validation failed; carries ``fields``
@@ -19,11 +20,14 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── Forbidden                 valid credential, action not allowed
     ├── TooManyRequests           too many attempts (failed logins); carries ``retry_after``
     ├── PayloadTooLarge           body, bulk array or file over its limit
+    ├── InvalidImage              an image that cannot be decoded or is too large to process
+    ├── RangeNotSatisfiable       a byte range outside the content; carries ``size``
     ├── Rejected                  a server-side hook refused the request
     ├── HookFailed                a server-side hook raised; names the hook
     │   └── HookTimedOut          a server-side hook overran its time limit
     ├── MailDeliveryError         the mail transport refused a message
     │   └── MailTransportDown     the mail transport cannot be reached at all
+    ├── WebhookDeliveryError      a webhook receiver could not be reached or refused
     └── BackendError              the storage backend failed or is unreachable
 
 Adapters translate their driver's errors in one context manager and raise
@@ -86,7 +90,11 @@ class UnsupportedMediaType(InvalidQuery):
     """A request body or upload has a content type this operation does not read."""
 
 
-class RegexTimeout(InvalidQuery):
+class QueryTimeout(InvalidQuery):
+    """A query ran longer than ``limits.query_timeout`` allows one store operation."""
+
+
+class RegexTimeout(QueryTimeout):
     """A ``$regex`` took longer than its time limit on one value (it backtracks badly)."""
 
 
@@ -134,6 +142,18 @@ class PayloadTooLarge(DocbaseError):
     """A body, bulk array or file exceeds its configured limit."""
 
 
+class InvalidImage(DocbaseError):
+    """An uploaded image cannot be read, or has too many pixels to process in time."""
+
+
+class RangeNotSatisfiable(DocbaseError):
+    """A requested byte range lies outside the content; ``size`` is the content's size."""
+
+    def __init__(self, message: str, size: int) -> None:
+        super().__init__(message)
+        self.size = size
+
+
 class Rejected(DocbaseError):
     """A server-side hook refused the request; its message is the hook's.
 
@@ -169,6 +189,17 @@ class MailDeliveryError(DocbaseError):
 
 class MailTransportDown(MailDeliveryError):
     """The mail transport cannot be reached (connection or login failed)."""
+
+
+class WebhookDeliveryError(DocbaseError):
+    """A webhook delivery failed: no answer, a refused address, or a non-2xx answer.
+
+    ``receiver_status`` is the status the receiver answered, if it answered.
+    """
+
+    def __init__(self, message: str, receiver_status: int | None = None) -> None:
+        super().__init__(message)
+        self.receiver_status = receiver_status
 
 
 class BackendError(DocbaseError):

@@ -33,10 +33,11 @@ class WriteEvent(msgspec.Struct):
 
     ``method`` is the HTTP verb the write stands for (``POST``, ``PUT``, ``PATCH``,
     ``DELETE``), whether it came over HTTP or from the library. ``parent`` is set for a
-    write through a child view. ``bulk`` marks a delete of several ids (an unknown id
-    is skipped); a delete that is neither ``bulk`` nor has a ``filter`` deletes one
-    document that must exist. ``cause`` names the write that caused this one (a cascade
-    delete of children); such a write was authorized with its cause.
+    write through a child view. ``bulk`` marks an insert of an array, or a delete of
+    several ids (an unknown id is skipped); a delete that is neither ``bulk`` nor has a
+    ``filter`` deletes one document that must exist. ``cause`` names the write that
+    caused this one (a cascade delete of children); such a write was authorized with its
+    cause. ``validate`` false (``POST ?validate=false``) skips the schema's field checks.
     """
 
     collection: str
@@ -52,6 +53,7 @@ class WriteEvent(msgspec.Struct):
     parent: ParentRef | None = None
     bulk: bool = False
     cause: str | None = None
+    validate: bool = True
 
 
 class ReadEvent(msgspec.Struct):

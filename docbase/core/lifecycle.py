@@ -8,8 +8,10 @@ whether or not the block raised.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from abc import ABC, abstractmethod
-from typing import Self
+from typing import Any, Self
 
 
 class AsyncResource(ABC):
@@ -31,3 +33,11 @@ class AsyncResource(ABC):
     async def __aexit__(self, *exc_info: object) -> None:
         """Close the resource, whatever ended the ``async with`` block."""
         await self.close()
+
+
+async def stop_task(task: asyncio.Task[Any] | None) -> None:
+    """Cancel a background task (if any) and wait until it has stopped."""
+    if task is not None:
+        task.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await task

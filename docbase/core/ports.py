@@ -22,6 +22,14 @@ from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
 
 
+class Deletion(msgspec.Struct, frozen=True):
+    """One collection's part of :meth:`DocumentStore.delete_all`: ids, maybe a version."""
+
+    collection: str
+    ids: tuple[str, ...]
+    expected_version: int | None = None
+
+
 class DocumentStore(Protocol):
     """Stores JSON documents in named collections and answers queries about them.
 
@@ -30,6 +38,9 @@ class DocumentStore(Protocol):
     :class:`~docbase.core.errors.BackendError` when the backend fails or is unreachable;
     the next call tries again (reconnecting if needed).
     """
+
+    transactional: bool
+    """Whether :meth:`delete_all` is all or nothing (one transaction)."""
 
     async def open(self) -> None:
         """Connect and prepare storage (create or migrate the layout). Idempotent."""
@@ -109,8 +120,40 @@ class DocumentStore(Protocol):
 
         """
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete the documents with these ids; return the ids actually deleted."""
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Delete the documents with these ids; return the ids actually deleted.
+
+        Unknown ids are skipped. With ``expected_version`` (one id only) the document
+        is deleted only if its stored ``_version`` is that one, checked and deleted in
+        one atomic step, so a concurrent update is never deleted unseen.
+
+        Raises:
+            VersionMismatch: ``expected_version`` is given and the stored document is at
+                another version; nothing is deleted.
+            ValueError: ``expected_version`` is given with other than one id.
+
+        """
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete each group as :meth:`delete` would, in order; return each one's ids.
+
+        When :attr:`transactional`, the groups are deleted in one transaction: a
+        failure deletes nothing. Otherwise (MongoDB without a replica set) they are
+        deleted one after another, and a failure leaves the earlier groups deleted and
+        the later ones in place; callers list children before their parents, so no
+        child outlives its parent.
+
+        Raises:
+            VersionMismatch: a group's ``expected_version`` differs from the stored one.
+            ValueError: a group has an ``expected_version`` and other than one id.
+
+        """
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete every document matching ``filter`` in one operation; return their ids."""
@@ -128,6 +171,58 @@ class DocumentStore(Protocol):
             Conflict: ``unique`` is asked and stored documents already repeat a value.
 
         """
+
+    def change_signal(self) -> ChangeSignal | None:
+        """The engine's push mechanism for the change log, or ``None`` when it has none.
+
+        Readers of the change log (``docbase/core/changes/``) poll it; a signal only
+        wakes them sooner. The same object is returned on every call.
+        """
+
+
+class ChangeSignal(Protocol):
+    """Wakes the readers of the change log in every process sharing the storage.
+
+    An optional capability of a :class:`DocumentStore` (PostgreSQL ``LISTEN/NOTIFY``;
+    in memory, the process itself). Best effort: a lost notification delays readers
+    until their next poll, it never loses an entry.
+    """
+
+    async def notify(self) -> None:
+        """Tell every waiter, in every process sharing the storage, that the log grew.
+
+        It may return before the notification is on its way, and a notification that
+        cannot be sent is logged, not raised: readers find the entry at their next poll.
+        """
+
+    async def wait(self, seen: int, within: float) -> int:
+        """Wait for a notification newer than generation ``seen``, at most ``within`` seconds.
+
+        Returns:
+            The current generation (``seen`` when the time ran out). A waiter passes
+            it back as ``seen`` next time, so no notification between two waits is lost.
+
+        """
+
+
+class DeletesByGroups:
+    """For stores: :meth:`DocumentStore.delete` as a one-group :meth:`~DocumentStore.delete_all`."""
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Keep the contract of :meth:`DocumentStore.delete_all` (the store's own)."""
+        raise NotImplementedError
+
+    async def delete(
+        self,
+        collection: str,
+        document_ids: Sequence[str],
+        *,
+        expected_version: int | None = None,
+    ) -> list[str]:
+        """Keep the contract of :meth:`DocumentStore.delete`, one group of ``delete_all``."""
+        (deleted,) = await self.delete_all([Deletion(collection, tuple(document_ids),
+                                                     expected_version)])
+        return deleted
 
 
 class EncodedFind(Protocol):
@@ -226,3 +321,35 @@ class Mailer(Protocol):
 
     async def close(self) -> None:
         """Release a connection kept between sends (sending again reconnects)."""
+
+
+class WebhookRequest(msgspec.Struct, frozen=True):
+    """One webhook delivery as a transport sends it.
+
+    ``address`` is the IP address ``url``'s host was resolved to and checked against
+    the private-address rule (``docbase/core/webhooks/targets.py``); the transport
+    connects to it and nowhere else, sending the URL's host in ``Host`` and as the TLS
+    server name, so a second resolution cannot lead elsewhere.
+    """
+
+    url: str
+    address: str
+    headers: tuple[tuple[str, str], ...]
+    body: bytes
+    timeout: float
+
+
+class WebhookSender(Protocol):
+    """POSTs webhook deliveries (an HTTP client; redirects are never followed)."""
+
+    async def post(self, request: WebhookRequest) -> int:
+        """Send one delivery and return the receiver's HTTP status.
+
+        Raises:
+            WebhookDeliveryError: no answer within ``request.timeout`` (connection
+                refused, TLS failure, timeout).
+
+        """
+
+    async def close(self) -> None:
+        """Release kept connections (sending again reconnects)."""

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import UnknownSchemeError
-from docbase.core.settings.limits import Limits
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT, Limits
 
 if TYPE_CHECKING:
     from docbase.core.database import Database
@@ -47,8 +47,12 @@ def scheme_of(url: str) -> str:
     return scheme.partition("+")[0]
 
 
-def open_stores(url: str) -> tuple[DocumentStore, BlobStore]:
+def open_stores(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+                ) -> tuple[DocumentStore, BlobStore]:
     """Build (not yet open) the document and blob stores for a storage URL.
+
+    The adapter's ``from_url(url, query_timeout=...)`` bounds each store operation
+    (``limits.query_timeout``) as its engine allows.
 
     Raises:
         UnknownSchemeError: no adapter is registered for the scheme.
@@ -62,7 +66,8 @@ def open_stores(url: str) -> tuple[DocumentStore, BlobStore]:
             f"no storage adapter for {url.partition('://')[0] or url!r}; "
             f"known schemes: {', '.join(known_schemes())}"
         )
-    stores: tuple[DocumentStore, BlobStore] = import_target(target)(url)
+    stores: tuple[DocumentStore, BlobStore] = import_target(target)(
+        url, query_timeout=query_timeout)
     return stores
 
 

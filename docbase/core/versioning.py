@@ -9,6 +9,7 @@ writes the updated document with the caller's ``stamp`` (``_changed``,
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from docbase.core.documents import Document
@@ -26,6 +27,20 @@ def check_version(document_id: str, current: int | None, expected: int | None) -
     if expected is not None and current != expected:
         raise VersionMismatch(f"document {document_id} is at version {current}, "
                               f"not {expected}")
+
+
+def versioned_id(document_ids: Sequence[str], expected_version: int | None) -> str | None:
+    """The one id a delete at ``expected_version`` is about (``None`` when unversioned).
+
+    Raises:
+        ValueError: ``expected_version`` is given with other than one id.
+
+    """
+    if expected_version is None:
+        return None
+    if len(document_ids) != 1:
+        raise ValueError(f"a delete at an expected version takes one id, not {document_ids!r}")
+    return document_ids[0]
 
 
 def stamped(document: Document, stamp: dict[str, Any], previous_version: int) -> Document:

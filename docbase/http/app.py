@@ -5,10 +5,10 @@ Litestar application can serve docbase next to its own routes::
 
     app = Litestar(route_handlers=[...], plugins=[DocbasePlugin(server)])
 
-It registers the ``/rest``, ``/auth`` and ``/mail`` routes (also under ``/db/<name>``)
-and ``/health``, the ``docbase_server`` dependency, the JSON error handlers of
-:mod:`docbase.http.errors` for its own routes and, unless told otherwise, opening and
-closing the server's databases with the application.
+It registers the ``/rest``, ``/auth``, ``/mail``, ``/media`` and ``/realtime`` routes
+(also under ``/db/<name>``) and ``/health``, the ``docbase_server`` dependency, the JSON
+error handlers of :mod:`docbase.http.errors` for its own routes and, unless told
+otherwise, opening and closing the server's databases with the application.
 """
 
 from __future__ import annotations
@@ -25,6 +25,8 @@ from docbase.http.auth import AUTH_HANDLERS
 from docbase.http.context import SERVER_STATE, request_context
 from docbase.http.errors import EXCEPTION_HANDLERS
 from docbase.http.mail import MAIL_HANDLERS
+from docbase.http.media import MEDIA_HANDLERS
+from docbase.http.realtime import REALTIME_HANDLERS
 from docbase.http.rest import ROUTE_HANDLERS, health
 
 
@@ -43,7 +45,9 @@ class DocbasePlugin(InitPluginProtocol):
         """Build the router of the docbase routes, their dependencies and error handlers."""
         return Router(
             path="/",
-            route_handlers=[*ROUTE_HANDLERS, *AUTH_HANDLERS, *MAIL_HANDLERS, health],
+            route_handlers=[*ROUTE_HANDLERS, *AUTH_HANDLERS, *MAIL_HANDLERS, *MEDIA_HANDLERS,
+                            *REALTIME_HANDLERS,
+                            health],
             dependencies={"ctx": Provide(request_context)},
             exception_handlers=EXCEPTION_HANDLERS,
             request_max_body_size=None,  # each database's Limits.max_body_bytes applies

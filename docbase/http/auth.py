@@ -47,7 +47,10 @@ async def _bearer(database: Database, request: HttpRequest) -> auth.Bearer:
                            "parameter jwt)")
     if raw_key(request):
         raise Forbidden("this endpoint takes a bearer token, not an API key")
-    return await auth.authenticate_token(database, token)
+    bearer = (await authenticate_request(database, request)).bearer
+    if bearer is None:  # unreachable: a token and no key authenticate as a bearer
+        raise Unauthorized("a bearer token is required")
+    return bearer
 
 
 @post(paths("/auth/jwt"), status_code=201)

@@ -5,12 +5,12 @@ from __future__ import annotations
 from typing import Any
 from urllib.parse import parse_qsl
 
-import msgspec
 from litestar import Request
 
 from docbase.core.errors import InvalidQuery, PayloadTooLarge, UnsupportedMediaType
 from docbase.core.query import JSON
 from docbase.core.settings import Limits
+from docbase.core.untrusted_json import check_bounds, decode_untrusted
 
 _JSON_TYPES = frozenset({"", "application/json", "text/json", "text/plain"})
 _FORM = "application/x-www-form-urlencoded"
@@ -46,7 +46,8 @@ async def read_json(request: Request[Any, Any, Any], limits: Limits) -> JSON:
     Raises:
         PayloadTooLarge: the body exceeds ``limits.max_body_bytes``.
         UnsupportedMediaType: the content type is neither JSON nor a form.
-        InvalidQuery: the body is not valid JSON.
+        InvalidQuery: the body is not valid JSON (or UTF-8), nests deeper than
+            ``limits.max_body_depth``, holds an integer beyond 64 bits or a NUL.
 
     """
     media_type = _media_type(request)
@@ -61,10 +62,9 @@ async def read_json(request: Request[Any, Any, Any], limits: Limits) -> JSON:
         return form_object(raw)
     if not raw.strip():
         return None
-    try:
-        return msgspec.json.decode(raw)
-    except msgspec.DecodeError as exc:
-        raise InvalidQuery(f"the request body is not valid JSON: {exc}") from exc
+    body: JSON = decode_untrusted(raw, "the request body")
+    check_bounds(body, "the request body", limits.max_body_depth, document=True)
+    return body
 
 
 def form_object(raw: bytes) -> dict[str, JSON]:

@@ -8,6 +8,15 @@ holds the head of a final response (not an interim ``100 Continue``, which the c
 waiting for) until the next write, the first body part, and sends both together; a
 response that has no body part (``HEAD``, 204, 304) sends its head when it completes.
 Streamed bodies are not held back: only the head waits, and only for the first part.
+
+The protocol also bounds how long a client may take to send a request's headers
+(``header_timeout`` of the server's configuration, from ``docbase serve
+--header-timeout``): uvicorn itself waits for them forever, so a few hundred clients
+trickling a header byte now and then would hold every connection a worker has. The
+clock starts when the connection opens or a request begins, and stops when the
+headers are complete; at the deadline the connection is closed. And it bounds their
+size: a request line and headers of more than :data:`MAX_HEAD_BYTES` together are
+answered 431 and the connection closed (uvicorn would keep collecting them).
 """
 
 from __future__ import annotations
@@ -18,6 +27,17 @@ from typing import Any
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
 _STATUS_LINE = b"HTTP/1.1 "
+
+MAX_HEAD_BYTES = 128 * 1024
+"""Most bytes of a request's target and headers together (431 above them)."""
+
+_HEAD_TOO_LARGE = (
+    b"HTTP/1.1 431 Request Header Fields Too Large\r\n"
+    b"content-type: application/json\r\nconnection: close\r\n"
+    b"content-length: %d\r\n\r\n%s"
+)
+_HEAD_TOO_LARGE_BODY = (b'{"name": "RequestHeaderFieldsTooLarge", "message": "the request target '
+                        b'and headers exceed %d bytes", "status": 431}' % MAX_HEAD_BYTES)
 
 
 class HeadHoldingTransport:
@@ -56,12 +76,73 @@ class HeadHoldingTransport:
 
 
 class CoalescingHttpProtocol(HttpToolsProtocol):
-    """uvicorn's httptools protocol on a :class:`HeadHoldingTransport`."""
+    """uvicorn's httptools protocol on a :class:`HeadHoldingTransport`, headers timed."""
+
+    _header_timer: asyncio.TimerHandle | None = None
+    _head_bytes = 0
+    _head_too_large = False
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
-        """Wrap the connection's transport."""
+        """Wrap the connection's transport; start the clock for the first headers."""
         holding: Any = HeadHoldingTransport(transport)
         super().connection_made(holding)
+        self._start_header_clock()
+
+    def _start_header_clock(self) -> None:
+        timeout = getattr(self.config, "header_timeout", None)
+        if timeout and self._header_timer is None:
+            self._header_timer = self.loop.call_later(timeout, self._headers_too_slow)
+
+    def _stop_header_clock(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
+            self._header_timer = None
+
+    def _headers_too_slow(self) -> None:
+        self._header_timer = None
+        self.transport.close()
+
+    def on_message_begin(self) -> None:
+        """A request begins: its headers must be complete within the timeout."""
+        super().on_message_begin()
+        self._head_bytes = 0
+        self._start_header_clock()
+
+    def on_url(self, url: bytes) -> None:
+        """Collect the target, counted against :data:`MAX_HEAD_BYTES`."""
+        self._count_head(len(url))
+        super().on_url(url)
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        """Collect a header, counted against :data:`MAX_HEAD_BYTES`."""
+        self._count_head(len(name) + len(value))
+        super().on_header(name, value)
+
+    def _count_head(self, size: int) -> None:
+        self._head_bytes += size
+        if self._head_bytes > MAX_HEAD_BYTES:
+            self._head_too_large = True
+            # httptools turns a callback's exception into an HttpParserError, which
+            # uvicorn answers through send_400_response below
+            raise ValueError("request head too large")
+
+    def send_400_response(self, msg: str) -> None:
+        """Answer a request the parser refused: 431 JSON when its head was too large."""
+        if not self._head_too_large:
+            super().send_400_response(msg)
+            return
+        self.transport.write(_HEAD_TOO_LARGE % (len(_HEAD_TOO_LARGE_BODY), _HEAD_TOO_LARGE_BODY))
+        self.transport.close()
+
+    def on_headers_complete(self) -> None:
+        """The headers arrived in time: stop the clock, serve as uvicorn does."""
+        self._stop_header_clock()
+        super().on_headers_complete()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Stop the clock of a connection that is gone."""
+        self._stop_header_clock()
+        super().connection_lost(exc)
 
     def on_response_complete(self) -> None:
         """Send the head of a response without body parts, then go on as uvicorn does."""

@@ -11,6 +11,7 @@ the database allows for the origin.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeAlias
 
 from litestar import Request
@@ -113,14 +114,40 @@ class Caller(NamedTuple):
     bearer: Bearer | None = None
 
 
+def client_address(request: Request[Any, Any, Any]) -> str | None:
+    """The address the request came from (the proxy's client with ``--proxy-headers``)."""
+    client = request.scope.get("client")
+    return str(client[0]) if client else None
+
+
 async def authenticate_request(database: Database, request: Request[Any, Any, Any]) -> Caller:
-    """Authenticate the API key of a request, else its bearer token.
+    """Authenticate the API key of a request, else its bearer token, within rate limits.
+
+    Every request with a credential passes here, so the database's
+    :class:`~docbase.core.limits.RateLimiter` is asked here, once: an address that
+    failed too many credentials is refused before its credential is looked at, a
+    refused credential is counted, and an accepted one counts against the per-key and
+    per-address limits.
 
     Raises:
         Unauthorized: neither is given, or the key is unknown, expired or revoked.
         InvalidToken: the bearer token is refused (see :mod:`docbase.core.auth.tokens`).
+        TooManyRequests: a rate limit is reached (429 with ``Retry-After``).
 
     """
+    limiter, address = database.rate_limiter, client_address(request)
+    await limiter.check_address(address)
+    try:
+        caller = await _authenticate(database, request)
+    except Unauthorized:
+        if raw_key(request) or raw_token(request):  # a wrong guess, not a missing key
+            await limiter.credential_failed(address)
+        raise
+    await limiter.admit(caller.principal, address)
+    return caller
+
+
+async def _authenticate(database: Database, request: Request[Any, Any, Any]) -> Caller:
     key = raw_key(request)
     token = None if key else raw_token(request)
     if token is not None:
@@ -137,6 +164,40 @@ ServerDependency: TypeAlias = NamedDependency[Server]
 """A handler parameter ``docbase_server: ServerDependency`` receives the served Server."""
 
 
+Authenticator: TypeAlias = Callable[[Database, Request[Any, Any, Any]], Awaitable[Caller]]
+"""How a request proves who sends it (:func:`authenticate_request` for most routes)."""
+
+
+async def identify(
+    request: Request[Any, Any, Any], server: Server,
+    authenticate: Authenticator = authenticate_request,
+) -> RequestContext:
+    """Resolve database, method and credential of a request, without authorizing it.
+
+    Raises:
+        NotFound: an unknown database.
+        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
+            bearer token.
+
+    """
+    name, database, path = route(server, request)
+    method = effective_method(request)
+    origin = request.headers.get("origin")
+    if origin:  # let the browser read an error about the key too, when it may
+        headers = await allowed_origin_headers(database, origin)
+        if headers:
+            request.state[CORS_STATE] = headers
+    caller = await authenticate(database, request)
+    key = caller.key
+    if origin and key is not None:
+        if key.allows_origin(origin):
+            request.state[CORS_STATE] = cors_headers(origin)
+        elif not key.origins:  # usable, but the browser must not read the response
+            request.state.pop(CORS_STATE, None)
+        # a key limited to other origins: authorize refuses it, with the headers above
+    return RequestContext(name, database, path, method, caller)
+
+
 async def request_context(
     request: Request[Any, Any, Any], docbase_server: ServerDependency
 ) -> RequestContext:
@@ -149,23 +210,9 @@ async def request_context(
         Forbidden: the credential's paths, methods or origins do not cover this request.
 
     """
-    name, database, path = route(docbase_server, request)
-    method = effective_method(request)
-    origin = request.headers.get("origin")
-    if origin:  # let the browser read an error about the key too, when it may
-        headers = await allowed_origin_headers(database, origin)
-        if headers:
-            request.state[CORS_STATE] = headers
-    caller = await authenticate_request(database, request)
-    key = caller.key
-    if origin and key is not None:
-        if key.allows_origin(origin):
-            request.state[CORS_STATE] = cors_headers(origin)
-        elif not key.origins:  # usable, but the browser must not read the response
-            request.state.pop(CORS_STATE, None)
-        # a key limited to other origins: authorize refuses it, with the headers above
-    context = RequestContext(name, database, path, method, caller)
-    authorize(context.principal, Action(method, path, origin=origin or None))
+    context = await identify(request, docbase_server)
+    authorize(context.principal, Action(context.method, context.path,
+                                        origin=request.headers.get("origin") or None))
     return context
 
 

@@ -33,17 +33,20 @@ from docbase.core.errors import (
     Forbidden,
     HookFailed,
     HookTimedOut,
+    InvalidImage,
     InvalidQuery,
     InvalidToken,
     MailDeliveryError,
     NotFound,
     PayloadTooLarge,
+    RangeNotSatisfiable,
     Rejected,
     TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
     ValidationFailed,
     VersionMismatch,
+    WebhookDeliveryError,
 )
 
 logger = logging.getLogger("docbase.http")
@@ -52,14 +55,17 @@ CORS_STATE = "docbase_cors"
 """``request.state`` key of the CORS headers an error response must carry as well."""
 
 __all__ = [
+    "BACKEND_RETRY_AFTER",
     "CORS_STATE",
     "ERROR_STATUSES",
     "EXCEPTION_HANDLERS",
     "ErrorAnswer",
     "MethodNotAllowed",
+    "NotImplementedHere",
     "UnsupportedMediaType",
     "answer_for",
     "docbase_error",
+    "error_body",
     "error_headers",
     "error_response",
     "internal_error",
@@ -69,6 +75,10 @@ __all__ = [
 
 class MethodNotAllowed(DocbaseError):
     """The path exists but does not take this method (or method override); 405."""
+
+
+class NotImplementedHere(DocbaseError):
+    """The path and method are known but the operation is not implemented (501)."""
 
 
 class ErrorAnswer(NamedTuple):
@@ -92,9 +102,13 @@ ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
     # over HTTP an expected version only ever comes from If-Match
     VersionMismatch: ErrorAnswer(412, "PreconditionFailed"),
     PayloadTooLarge: ErrorAnswer(413),
+    RangeNotSatisfiable: ErrorAnswer(416),
+    InvalidImage: ErrorAnswer(422),
+    NotImplementedHere: ErrorAnswer(501, "NotImplemented"),
     TooManyRequests: ErrorAnswer(429),
     ValidationFailed: ErrorAnswer(422),
     MailDeliveryError: ErrorAnswer(502),
+    WebhookDeliveryError: ErrorAnswer(502),
     BackendError: ErrorAnswer(503),
     Rejected: ErrorAnswer(400),
     HookFailed: ErrorAnswer(500),
@@ -143,8 +157,12 @@ def error_response(
                     media_type="application/json", headers=all_headers)
 
 
+BACKEND_RETRY_AFTER = 5
+"""Seconds a 503 (storage backend unavailable) asks the client to wait: ``Retry-After``."""
+
+
 def error_headers(exc: DocbaseError) -> dict[str, str]:
-    """Headers an error answer carries: a 401's challenge, a 429's ``Retry-After``."""
+    """Headers of an error answer: 401 a challenge, 429/503 ``Retry-After``, 416 the size."""
     if isinstance(exc, InvalidToken):  # general terms only: RFC 6750's error code
         return {"www-authenticate": 'Bearer realm="docbase", error="invalid_token", '
                                     'error_description="the token is invalid, expired '
@@ -153,17 +171,31 @@ def error_headers(exc: DocbaseError) -> dict[str, str]:
         return {"www-authenticate": 'Bearer realm="docbase"'}
     if isinstance(exc, TooManyRequests):
         return {"retry-after": str(exc.retry_after)}
+    if isinstance(exc, BackendError):
+        return {"retry-after": str(BACKEND_RETRY_AFTER)}
+    if isinstance(exc, RangeNotSatisfiable):
+        return {"content-range": f"bytes */{exc.size}"}
     return {}
+
+
+def _extra(exc: DocbaseError) -> dict[str, Any] | None:
+    if isinstance(exc, ValidationFailed):
+        return {"list": [msgspec.to_builtins(f) for f in exc.fields]}
+    if isinstance(exc, MailDeliveryError) and exc.results:
+        return {"result": list(exc.results)}
+    return None
+
+
+def error_body(exc: DocbaseError) -> dict[str, Any]:
+    """The JSON error body of ``exc``, as an answer of its own would carry it."""
+    status, name = answer_for(type(exc))
+    return {"name": name, "message": exc.message, "status": status, **(_extra(exc) or {})}
 
 
 def docbase_error(request: Request[Any, Any, Any], exc: DocbaseError) -> Response[bytes]:
     """Answer a :class:`DocbaseError` with the status and name of :func:`answer_for`."""
     status, name = answer_for(type(exc))
-    extra = None
-    if isinstance(exc, ValidationFailed):
-        extra = {"list": [msgspec.to_builtins(f) for f in exc.fields]}
-    elif isinstance(exc, MailDeliveryError) and exc.results:
-        extra = {"result": list(exc.results)}
+    extra = _extra(exc)
     if status >= 500:
         logger.error("%s %s: %s: %s", request.method, request.url.path,
                      type(exc).__name__, exc.message, exc_info=exc.__cause__ is not None)

@@ -14,11 +14,11 @@ from litestar import Request, Response
 
 from docbase.core.collection import Collection
 from docbase.core.documents import read_shape
-from docbase.core.errors import InvalidQuery
+from docbase.core.errors import DocbaseError, InvalidQuery
 from docbase.core.query import parse_flag
 from docbase.http.bodies import documents_body, object_body, read_json
 from docbase.http.context import RequestContext
-from docbase.http.errors import CORS_STATE, MethodNotAllowed
+from docbase.http.errors import CORS_STATE, MethodNotAllowed, error_body
 from docbase.http.params import (
     etag,
     expected_version,
@@ -58,10 +58,19 @@ async def read_one(request: HttpRequest, coll: Collection, document_id: str) -> 
 
 
 async def create(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
-    """Create one document (object body) or many, all or nothing (array body)."""
+    """Create one document (object body) or many, all or nothing (array body).
+
+    With ``validate=false`` an array is created item by item without the schema's field
+    checks; the answer holds each created document, or the error body of an item that
+    was refused (a repeated unique value).
+    """
     ctx.require_method("POST")
-    parse_flag(query_params(request), "validate", default=True)  # no schema validation exists yet
+    validate = parse_flag(query_params(request), "validate", default=True)
     body = documents_body(await read_json(request, ctx.database.limits))
+    if isinstance(body, list) and not validate:
+        results = await coll.insert_unvalidated(body)
+        return json_response(request, [error_body(r) if isinstance(r, DocbaseError) else r
+                                       for r in results], 201)
     if isinstance(body, list):
         return json_response(request, await coll.insert_many(body), 201)
     document = await coll.insert(body)

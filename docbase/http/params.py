@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from typing import Any
+from urllib.parse import unquote_to_bytes
 
 from litestar import Request
 
 from docbase.core.collection import Collection
-from docbase.core.errors import VersionMismatch
+from docbase.core.errors import InvalidQuery, VersionMismatch
 from docbase.core.query import (
     Filter,
     Query,
@@ -20,9 +21,20 @@ from docbase.core.settings import Limits
 
 
 def query_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
-    """Return every URL parameter with all of its values, in order."""
-    if not request.scope["query_string"]:  # most reads: no parameter to parse
+    """Return every URL parameter with all of its values, in order.
+
+    Raises:
+        InvalidQuery: the query string is not UTF-8 once percent-decoded (read as it
+            is, a ``q`` would silently match the replacement character instead).
+
+    """
+    query_string = request.scope["query_string"]
+    if not query_string:  # most reads: no parameter to parse
         return {}
+    try:
+        unquote_to_bytes(query_string).decode()
+    except UnicodeDecodeError:
+        raise InvalidQuery("the query string is not valid UTF-8") from None
     params: dict[str, list[str]] = request.query_params.dict()
     return params
 

@@ -17,7 +17,7 @@ from docbase.http import operations as op
 from docbase.http.context import Ctx, ServerDependency, context_of
 from docbase.http.context import route as route_request
 from docbase.http.cors import preflight
-from docbase.http.meta import collection_meta, database_meta
+from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
 
 HttpRequest = Request[Any, Any, Any]
 Reply = Response[bytes]
@@ -28,6 +28,7 @@ DOCUMENT = COLLECTION + "/{document_id:str}"
 CHILDREN = DOCUMENT + "/{field:str}"
 CHILD = CHILDREN + "/{child_id:str}"
 DATABASE_META = "/rest/_meta"
+OPENAPI = "/rest/_openapi"
 COLLECTION_META = COLLECTION + "/_meta"
 HOOK_LOG_PATH = "/rest/" + HOOK_LOG
 
@@ -38,7 +39,7 @@ def paths(path: str) -> list[str]:
 
 
 ALL_PATHS = [p for path in (COLLECTION, DOCUMENT, CHILDREN, CHILD, DATABASE_META,
-                            COLLECTION_META, HOOK_LOG_PATH) for p in paths(path)]
+                            COLLECTION_META, OPENAPI, HOOK_LOG_PATH) for p in paths(path)]
 
 
 @route(ALL_PATHS, http_method=["OPTIONS"], include_in_schema=False)
@@ -172,10 +173,34 @@ async def get_database_meta(request: HttpRequest, ctx: Ctx) -> Reply:
     return op.json_response(request, await database_meta(ctx))
 
 
+@get(paths(OPENAPI))
+async def get_openapi(request: HttpRequest, ctx: Ctx) -> Reply:
+    """``GET /rest/_openapi``: the OpenAPI 3.1 document of the current schemas."""
+    return op.json_response(request, await openapi(ctx))
+
+
 @get(paths(COLLECTION_META))
 async def get_collection_meta(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
     """``GET /rest/<c>/_meta``."""
     return op.json_response(request, await collection_meta(ctx, collection))
+
+
+@put(paths(COLLECTION_META))
+async def put_collection_meta(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
+    """``PUT /rest/<c>/_meta``: define the collection's schema (full-access key)."""
+    return op.json_response(request, await change_meta(request, ctx, collection))
+
+
+@delete(paths(COLLECTION_META), status_code=200)
+async def delete_collection_meta(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
+    """``DELETE /rest/<c>/_meta``: remove the collection's schema (full-access key)."""
+    return op.json_response(request, await change_meta(request, ctx, collection))
+
+
+@post(paths(COLLECTION_META))
+async def override_collection_meta(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
+    """``POST /rest/<c>/_meta`` with ``X-HTTP-Method-Override: PUT|DELETE``."""
+    return op.json_response(request, await change_meta(request, ctx, collection))
 
 
 @get(paths(HOOK_LOG_PATH))
@@ -197,6 +222,7 @@ ROUTE_HANDLERS: list[HTTPRouteHandler] = [
     get_document, put_document, patch_document, delete_document, override_document,
     list_children, create_children,
     get_child, put_child, patch_child, delete_child, override_child,
-    get_database_meta, get_collection_meta, get_hook_log,
+    get_database_meta, get_openapi, get_collection_meta, put_collection_meta,
+    delete_collection_meta, override_collection_meta, get_hook_log,
 ]
 """Every ``/rest`` handler; they need the ``ctx`` and ``docbase_server`` dependencies."""

@@ -8,7 +8,8 @@ most ``graceful_timeout`` seconds). Each worker builds its own app with
 :func:`worker_app` from the deployment passed down in the environment, reading the
 database catalog afresh, so SIGHUP to the main process (which respawns the workers one
 by one) serves databases added meanwhile and loads the hooks files afresh. Every worker
-runs the databases' scheduled jobs; their leases make each tick run once. Each worker,
+runs the databases' scheduled jobs; their leases make each tick run once; and delivers
+their webhooks, each held by one process at a time (``docbase/core/webhooks/``). Each worker,
 once started, also sends in the background the mail a stopped process left queued
 (:func:`resume_mail`).
 
@@ -42,10 +43,17 @@ from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.registry import scheme_of
+from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.coalescing import CoalescingHttpProtocol
 from docbase.http.proxy import ForwardedHttpsOnly
-from docbase.http.supervision import WORKER_HEALTHCHECK_SECONDS, TlsConfig, UvicornRunner
+from docbase.http.security_headers import SecurityHeaders
+from docbase.http.supervision import (
+    TLS12_CIPHERS,
+    WORKER_HEALTHCHECK_SECONDS,
+    TlsConfig,
+    UvicornRunner,
+)
 from docbase.http.tls import ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
@@ -102,6 +110,7 @@ def build_app(deployment: Deployment) -> Any:
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
     schedulers = [JobScheduler(db) for db in server.databases.values() if len(db.jobs)]
+    dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
 
     resuming: set[asyncio.Task[Any]] = set()
 
@@ -111,6 +120,8 @@ def build_app(deployment: Deployment) -> Any:
             await ensure_admin_key(server.databases[name], deployment.data_path)
         for scheduler in schedulers:  # every worker: the jobs' leases keep each tick single
             await scheduler.open()
+        for dispatcher in dispatchers:  # every worker: a lease per webhook keeps it single
+            await dispatcher.open()
         for database in server.databases.values():  # mail a stopped process left queued
             resuming.add(asyncio.create_task(resume_mail(database)))
 
@@ -120,13 +131,15 @@ def build_app(deployment: Deployment) -> Any:
         await asyncio.gather(*resuming, return_exceptions=True)
         for scheduler in schedulers:
             await scheduler.close()
+        for dispatcher in dispatchers:
+            await dispatcher.close()
         await server.close()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
                           on_shutdown=[stop])
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
-    return app
+    return SecurityHeaders(app)
 
 
 async def resume_mail(database: Database) -> None:
@@ -273,7 +286,10 @@ def http_server(
     uvicorn with the httptools parser on uvloop: it accepts what the original service's
     clients send, raw ``"`` in ``q`` and ``h`` included, which Granian refuses with an
     empty 400 (``docs/deploy.md`` has the measurements). ``target`` is the import path
-    of an ASGI app factory; TLS 1.2 or later when the listener has certificate files.
+    of an ASGI app factory; TLS 1.2 or later when the listener has certificate files,
+    TLS 1.2 offering forward-secret AEAD cipher suites only (``docs/security.md``);
+    HTTP/1.1. A client gets ``header_timeout`` to send each request's headers, so slow
+    clients cannot hold connections open for long.
     """
     config = TlsConfig(
         target,
@@ -287,11 +303,13 @@ def http_server(
         lifespan="on",
         ssl_certfile=listener.certfile,
         ssl_keyfile=listener.keyfile,
+        ssl_ciphers=TLS12_CIPHERS,
         timeout_graceful_shutdown=math.ceil(deployment.graceful_timeout),
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
         proxy_headers=False,  # docbase.http.proxy decides whom to believe
-        server_header=False,
+        server_header=False,  # SecurityHeaders sends "Server: docbase"
         access_log=False,
         log_level="info",
     )
+    config.header_timeout = deployment.header_timeout
     return UvicornRunner(config, base_url(deployment, listener), pid_file)

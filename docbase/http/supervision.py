@@ -21,8 +21,18 @@ machine a worker takes seconds to import, and uvicorn's 5 s default had the supe
 kill it, and abort a SIGHUP restart, before it served."""
 
 
+TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
+"""The TLS 1.2 cipher suites offered: forward secret (ECDHE) and AEAD only. TLS 1.3's
+suites are all of that kind already."""
+
+
 class TlsConfig(uvicorn.Config):
-    """uvicorn's configuration, with TLS 1.2 as the least protocol version offered."""
+    """uvicorn's configuration: TLS 1.2 at least, and the ``header_timeout`` to apply.
+
+    :class:`~docbase.http.coalescing.CoalescingHttpProtocol` reads ``header_timeout``.
+    """
+
+    header_timeout: float | None = None
 
     def load(self) -> None:
         """Load as uvicorn does, then refuse TLS versions below 1.2."""

@@ -15,7 +15,7 @@ import pytest
 
 from docbase.core.documents import Document, new_document
 from docbase.core.errors import Conflict, MailDeliveryError, NotFound, VersionMismatch
-from docbase.core.ports import BlobStore, DocumentStore, Mailer, MailMessage
+from docbase.core.ports import BlobStore, Deletion, DocumentStore, Mailer, MailMessage
 from docbase.core.query import (
     MATCH_ALL,
     Aggregate,
@@ -256,6 +256,98 @@ class DocumentStoreContract:
         assert sorted(deleted) == sorted([docs[0]["_id"], docs[2]["_id"]])
         assert ids_of(await store.find(C, Query())) == [docs[1]["_id"]]
 
+    async def test_delete_at_expected_version_deletes(self, store: DocumentStore) -> None:
+        (original,) = await seed(store, {"n": 1})
+        await store.update(C, original["_id"], parse_update({"n": 2}), stamp={})
+        assert await store.delete(C, [original["_id"]], expected_version=1) == [original["_id"]]
+        assert await store.count(C, MATCH_ALL) == 0
+
+    async def test_delete_at_stale_version_raises_and_keeps_document(
+        self, store: DocumentStore
+    ) -> None:
+        (original,) = await seed(store, {"n": 1})
+        changed = await store.update(C, original["_id"], parse_update({"n": 2}), stamp={})
+        with pytest.raises(VersionMismatch):
+            await store.delete(C, [original["_id"]], expected_version=0)
+        assert await store.get(C, original["_id"]) == changed
+
+    async def test_delete_of_unknown_id_at_a_version_deletes_nothing(
+        self, store: DocumentStore
+    ) -> None:
+        await seed(store, {"n": 1})
+        assert await store.delete(C, ["0" * 24], expected_version=0) == []
+        assert await store.delete("never_written", ["0" * 24], expected_version=0) == []
+        assert await store.count(C, MATCH_ALL) == 1
+
+    async def test_delete_at_a_version_takes_one_id(self, store: DocumentStore) -> None:
+        docs = await seed(store, {"i": 1}, {"i": 2})
+        with pytest.raises(ValueError, match="one id"):
+            await store.delete(C, ids_of(docs), expected_version=0)
+        assert await store.count(C, MATCH_ALL) == 2
+
+    async def test_concurrent_updates_and_versioned_deletes_agree(
+        self, store: DocumentStore
+    ) -> None:
+        # each round: an update and a delete both expecting version 0 race; exactly
+        # one wins, and a deleted document was never updated (and vice versa)
+        docs = await seed(store, *({"i": i} for i in range(20)))
+        update = parse_update({"$inc": {"i": 100}})
+
+        async def update_at_zero(document_id: str) -> bool:
+            try:
+                await store.update(C, document_id, update, stamp={}, expected_version=0)
+            except (VersionMismatch, NotFound):
+                return False
+            return True
+
+        async def delete_at_zero(document_id: str) -> bool:
+            try:
+                return await store.delete(C, [document_id], expected_version=0) == [document_id]
+            except VersionMismatch:
+                return False
+
+        outcomes = await asyncio.gather(*(asyncio.gather(update_at_zero(d["_id"]),
+                                                         delete_at_zero(d["_id"]))
+                                          for d in docs))
+        assert all(updated != deleted for updated, deleted in outcomes)
+        remaining = {d["_id"]: d for d in await store.find(C, Query(limit=None))}
+        for document, (updated, _deleted) in zip(docs, outcomes, strict=True):
+            if updated:
+                assert remaining[document["_id"]]["i"] == document["i"] + 100
+            else:
+                assert document["_id"] not in remaining
+
+    async def test_delete_all_deletes_each_group_and_reports_it(
+        self, store: DocumentStore
+    ) -> None:
+        docs = await seed(store, {"i": 1}, {"i": 2})
+        (other,) = await store.find(C, Query(filter=Eq(("i",), 2)))
+        child = doc(of=docs[0]["_id"])
+        await store.insert("children", [child])
+        deleted = await store.delete_all([
+            Deletion("children", (child["_id"], "0" * 24)),
+            Deletion(C, (docs[0]["_id"],), expected_version=0),
+            Deletion("never_written", ("0" * 24,)),
+        ])
+        assert deleted == [[child["_id"]], [docs[0]["_id"]], []]
+        assert await store.count("children", MATCH_ALL) == 0
+        assert ids_of(await store.find(C, Query())) == [other["_id"]]
+
+    async def test_delete_all_failing_at_a_later_group_leaves_no_orphan(
+        self, store: DocumentStore
+    ) -> None:
+        (parent,) = await seed(store, {"name": "parent"})
+        await store.update(C, parent["_id"], parse_update({"name": "changed"}), stamp={})
+        children = [doc(of=parent["_id"], i=i) for i in range(3)]
+        await store.insert("children", children)
+        with pytest.raises(VersionMismatch):
+            await store.delete_all([Deletion("children", tuple(ids_of(children))),
+                                    Deletion(C, (parent["_id"],), expected_version=0)])
+        assert (await store.get(C, parent["_id"]))["name"] == "changed"
+        # in one transaction nothing is deleted; group by group, the children went first
+        remaining = await store.count("children", MATCH_ALL)
+        assert remaining == (len(children) if store.transactional else 0)
+
     async def test_delete_where_removes_matches_only(self, store: DocumentStore) -> None:
         docs = await seed(store, {"k": 1}, {"k": 2}, {"k": 1}, {})
         deleted = await store.delete_where(C, In(("k",), (1, None)))
@@ -310,6 +402,26 @@ class DocumentStoreContract:
         assert ids_of(await store.find(C, Query(filter=Eq(("k",), 1)))) == ids_of(
             [docs[1], docs[2]])
         assert await store.count(C, And((Gt(("k",), 1),))) == 2
+
+    # ---------------------------------------------------------------- change signal
+
+    async def test_change_signal_is_absent_or_wakes_a_waiter(self, store: DocumentStore) -> None:
+        signal = store.change_signal()
+        assert store.change_signal() is signal
+        if signal is None:  # the engine has no push: change-log readers poll
+            return
+        seen, settled = -1, False
+        for _ in range(50):  # until a wait runs out quietly (a listener is set up by then)
+            now = await signal.wait(seen, 0.2)
+            settled, seen = now == seen, now
+            if settled:
+                break
+        assert settled
+        waiter = asyncio.create_task(signal.wait(seen, 30))
+        await asyncio.sleep(0.2)
+        assert not waiter.done()
+        await signal.notify()
+        assert await asyncio.wait_for(waiter, 10) != seen
 
 
 async def _chunks(*parts: bytes) -> AsyncIterator[bytes]:

@@ -217,6 +217,13 @@ class MongoWireServer:
         """Stop the server (SIGTERM, SIGKILL after a timeout). Safe to call twice."""
         self._finalizer()
 
+    def kill(self) -> None:
+        """Crash the server: SIGKILL at once. Its data, kept in memory, is gone."""
+        with contextlib.suppress(ProcessLookupError):
+            self._process.kill()
+        self._process.wait()
+        self._finalizer()
+
     def __enter__(self) -> Self:
         return self
 
@@ -233,9 +240,9 @@ class MongoWireServer:
         return f"<MongoWireServer {self.url} pid={self.pid} {state}>"
 
 
-def _launch(install_dir: Path, timeout: float) -> MongoWireServer:
+def _launch(install_dir: Path, timeout: float, port: int | None) -> MongoWireServer:
     """Start ``node start.mjs PORT`` once and wait for the port to accept connections."""
-    port = _free_port()
+    port = port or _free_port()
     # A file, not a pipe: nobody reads the output while the server runs, and a full pipe
     # would block it.
     log = tempfile.TemporaryFile(prefix="mongo-wire-")  # noqa: SIM115 - closed by _terminate
@@ -274,7 +281,8 @@ def _launch(install_dir: Path, timeout: float) -> MongoWireServer:
 
 
 def start_mongo_wire_server(
-    install_dir: Path | None = None, *, timeout: float = START_TIMEOUT_S
+    install_dir: Path | None = None, *, timeout: float = START_TIMEOUT_S,
+    port: int | None = None,
 ) -> MongoWireServer:
     """Install (if needed) and start a CongoDB server on a free port of 127.0.0.1.
 
@@ -283,6 +291,8 @@ def start_mongo_wire_server(
             ``scripts/mongo-wire-server/install.sh`` runs first unless the directory
             already holds a complete install with an up-to-date ``start.mjs``.
         timeout: seconds to wait for the server to accept TCP connections.
+        port: listen on this port (e.g. to restart a killed server where its clients
+            expect it) instead of a free one.
 
     Returns:
         The running server; use it as a context manager or call
@@ -300,11 +310,12 @@ def start_mongo_wire_server(
         raise MongoWireServerError("'node' is not on PATH; the Mongo wire server needs Node.js")
     if _needs_install(directory, scripts):
         _run_install(directory, scripts)
-    for attempt in range(1, _START_ATTEMPTS + 1):
+    attempts = _START_ATTEMPTS if port is None else 1
+    for attempt in range(1, attempts + 1):
         try:
-            return _launch(directory, timeout)
+            return _launch(directory, timeout, port)
         except MongoWireServerError as exc:
             # Retry only the early-exit case that a port race causes.
-            if attempt == _START_ATTEMPTS or "EADDRINUSE" not in str(exc):
+            if attempt == attempts or "EADDRINUSE" not in str(exc):
                 raise
     raise AssertionError("unreachable")  # pragma: no cover

@@ -5,11 +5,13 @@ from __future__ import annotations
 from docbase.adapters.memory.blobs import MemoryBlobStore
 from docbase.adapters.memory.mailer import OutboxMailer
 from docbase.adapters.memory.store import MemoryDocumentStore
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 
-def from_url(url: str) -> tuple[MemoryDocumentStore, MemoryBlobStore]:
+def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+             ) -> tuple[MemoryDocumentStore, MemoryBlobStore]:
     """Build the stores for ``memory://`` (the URL carries no options)."""
-    return MemoryDocumentStore(), MemoryBlobStore()
+    return MemoryDocumentStore(query_timeout=query_timeout), MemoryBlobStore()
 
 
 __all__ = ["MemoryBlobStore", "MemoryDocumentStore", "OutboxMailer", "from_url"]

@@ -15,12 +15,16 @@ from typing import Any
 import msgspec
 
 from docbase.core import evaluate, grouping
+from docbase.core.changes.signal import LocalChangeSignal
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.query.deadline import within
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder()
@@ -31,13 +35,18 @@ def _copy(document: Document) -> Document:
     return result
 
 
-class MemoryDocumentStore(AsyncResource):
+class MemoryDocumentStore(DeletesByGroups, AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
 
-    def __init__(self) -> None:
+    transactional = True  # nothing awaits between checking and deleting
+
+    def __init__(self, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT) -> None:
+        """Start empty; each query may match for ``query_timeout`` seconds in total."""
+        self.query_timeout = query_timeout
         self._collections: dict[str, dict[str, Document]] = {}
         self._unique: dict[str, set[Path]] = {}
         self._indexes: dict[str, set[Path]] = {}
+        self._signal = LocalChangeSignal()
 
     async def open(self) -> None:
         """Nothing to connect to."""
@@ -88,11 +97,13 @@ class MemoryDocumentStore(AsyncResource):
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.find`."""
-        return evaluate.run_query(self._documents(collection), query)
+        with within(self.query_timeout):
+            return evaluate.run_query(self._documents(collection), query)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.count`."""
-        return evaluate.count(self._documents(collection), filter)
+        with within(self.query_timeout):
+            return evaluate.count(self._documents(collection), filter)
 
     async def aggregate(
         self,
@@ -102,7 +113,8 @@ class MemoryDocumentStore(AsyncResource):
         aggregates: Sequence[Aggregate],
     ) -> list[AggregateRow]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
-        matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
+        with within(self.query_timeout):
+            matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
         rows = grouping.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
 
@@ -124,15 +136,23 @@ class MemoryDocumentStore(AsyncResource):
         self._collections[collection][document_id] = _copy(changed)
         return changed
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete`."""
-        target = self._collections.get(collection, {})
-        return [i for i in dict.fromkeys(document_ids) if target.pop(i, None) is not None]
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_all`."""
+        for deletion in deletions:  # every version first: a mismatch deletes nothing
+            target = self._collections.get(deletion.collection, {})
+            versioned = versioned_id(deletion.ids, deletion.expected_version)
+            if versioned is not None and versioned in target:
+                check_version(versioned, target[versioned].get("_version", 0),
+                              deletion.expected_version)
+        return [[i for i in dict.fromkeys(deletion.ids)
+                 if self._collections.get(deletion.collection, {}).pop(i, None) is not None]
+                for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""
         target = self._collections.get(collection, {})
-        doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
+        with within(self.query_timeout):
+            doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
         for document_id in doomed:
             del target[document_id]
         return doomed
@@ -153,3 +173,7 @@ class MemoryDocumentStore(AsyncResource):
             self._check_unique(collection, [], paths=[path])
             self._unique.setdefault(collection, set()).add(path)
         self._indexes.setdefault(collection, set()).add(path)
+
+    def change_signal(self) -> LocalChangeSignal:
+        """Wake the readers of this process directly: nothing else shares the storage."""
+        return self._signal

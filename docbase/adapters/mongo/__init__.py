@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from docbase.core.errors import MissingDependencyError
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 try:
     from pymongo import AsyncMongoClient
@@ -27,7 +28,8 @@ from docbase.adapters.mongo.store import DEFAULT_DATABASE, MongoDocumentStore
 DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5000
 
 
-def from_url(url: str) -> tuple[MongoDocumentStore, MongoBlobStore]:
+def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+             ) -> tuple[MongoDocumentStore, MongoBlobStore]:
     """Build (not yet open) the stores for a ``mongodb://`` or ``mongodb+srv://`` URL.
 
     The document store owns the client and closes it; the blob store shares it.
@@ -37,7 +39,8 @@ def from_url(url: str) -> tuple[MongoDocumentStore, MongoBlobStore]:
         options["serverSelectionTimeoutMS"] = DEFAULT_SERVER_SELECTION_TIMEOUT_MS
     client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(url, **options)
     database = client.get_default_database(DEFAULT_DATABASE).name
-    return (MongoDocumentStore(client, database, owns_client=True),
+    return (MongoDocumentStore(client, database, owns_client=True,
+                               query_timeout=query_timeout),
             MongoBlobStore(client, database))
 
 

@@ -3,15 +3,17 @@
 Each ``put`` uploads a new GridFS file named by the key, chunk by chunk as the content
 arrives, and only then deletes the older files of that key: readers see the old blob
 or the new one, never a mix, and of two concurrent puts the later upload wins.
-Range reads seek to the first chunk they need.
+Range reads fetch only the chunks they need, a few per round trip.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterable, AsyncIterator
+from datetime import UTC, datetime
 from typing import Any
 
+from bson import Binary, ObjectId
 from gridfs.asynchronous import AsyncGridFSBucket
 from gridfs.errors import NoFile
 from pymongo import AsyncMongoClient
@@ -19,12 +21,14 @@ from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import PyMongoError
 
 from docbase.adapters.mongo.errors import translated
+from docbase.core.chunks import ChunkBuffer
 from docbase.core.errors import NotFound
 from docbase.core.ports import BlobInfo
 
 Raw = dict[str, Any]
 DEFAULT_BUCKET = "blobs"
-_READ_SIZE = 255 * 1024  # GridFS's default chunk size
+_CHUNK_SIZE = 255 * 1024  # GridFS's default
+_BATCH = 8  # chunks per round trip of a write or a read: about 2 MiB
 _DEFAULT_TYPE = "application/octet-stream"
 
 
@@ -42,27 +46,44 @@ class MongoBlobStore:
         self._db = client[database]
         self._bucket_name = bucket
         self._files: AsyncCollection[Raw] = self._db[f"{bucket}.files"]
+        self._chunks: AsyncCollection[Raw] = self._db[f"{bucket}.chunks"]
 
     def _bucket(self) -> AsyncGridFSBucket:
         return AsyncGridFSBucket(self._db, bucket_name=self._bucket_name)
 
     async def put(self, key: str, chunks: AsyncIterable[bytes], content_type: str) -> BlobInfo:
-        """Upload ``chunks`` as a new GridFS file, then delete older ones of ``key``."""
-        bucket = self._bucket()
-        with translated(f"store blob {key!r}"):
-            upload = bucket.open_upload_stream(key, metadata={"contentType": content_type})
-            size = 0
-            try:
+        """Write ``chunks`` as a new GridFS file, then delete older ones of ``key``.
+
+        The chunks are inserted :data:`_BATCH` at a time as they arrive and the file's
+        document last, as GridFS lays a file out (the driver's own upload stream would
+        buffer up to 48 MB before writing).
+        """
+        file_id = ObjectId()
+        buffer = ChunkBuffer(_CHUNK_SIZE, _BATCH)
+        written = 0
+        try:
+            with translated(f"store blob {key!r}"):
                 async for chunk in chunks:
-                    await upload.write(bytes(chunk))
-                    size += len(chunk)
-            except BaseException:
-                with contextlib.suppress(PyMongoError):
-                    await upload.abort()
-                raise
-            await upload.close()
-            await self._delete_older(bucket, key, upload._id)
-        return BlobInfo(key, size, content_type)
+                    written = await self._insert_chunks(file_id, written, buffer.add(chunk))
+                await self._insert_chunks(file_id, written, buffer.rest())
+                await self._files.insert_one({
+                    "_id": file_id, "length": buffer.size, "chunkSize": _CHUNK_SIZE,
+                    "uploadDate": datetime.now(UTC), "filename": key,
+                    "metadata": {"contentType": content_type}})
+        except BaseException:
+            with contextlib.suppress(PyMongoError):
+                await self._chunks.delete_many({"files_id": file_id})
+            raise
+        with translated(f"store blob {key!r}"):
+            await self._delete_older(self._bucket(), key, file_id)
+        return BlobInfo(key, buffer.size, content_type)
+
+    async def _insert_chunks(self, file_id: ObjectId, first: int, chunks: list[bytes]) -> int:
+        if chunks:
+            await self._chunks.insert_many(
+                [{"files_id": file_id, "n": first + n, "data": Binary(data)}
+                 for n, data in enumerate(chunks)], ordered=True)
+        return first + len(chunks)
 
     async def _delete_older(self, bucket: AsyncGridFSBucket, key: str, newest: Any) -> None:
         mine = await self._files.find_one({"_id": newest})
@@ -89,27 +110,38 @@ class MongoBlobStore:
         return _info(key, latest)
 
     async def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
-        """Stream bytes ``start`` to ``end`` of the newest file of ``key``."""
+        """Stream bytes ``start`` to ``end`` of the newest file of ``key``.
+
+        The chunks are read straight from ``<bucket>.chunks`` (GridFS's documented
+        layout), :data:`_BATCH` at a time, so a download holds a few chunks in memory
+        rather than a driver batch of up to 16 MB.
+        """
         latest = await self._latest(key)
         if latest is None:
             raise NotFound(f"no blob {key!r}")
-        stop = latest["length"] if end is None else min(end, latest["length"])
+        size, chunk_size = int(latest["length"]), int(latest["chunkSize"])
+        stop = size if end is None else min(end, size)
         position = max(start, 0)
         if position >= stop:
             return
-        with translated(f"read blob {key!r}"):
-            stream = await self._bucket().open_download_stream(latest["_id"])
-            await stream.seek(position)
+        first, last = position // chunk_size, (stop - 1) // chunk_size
+        cursor = self._chunks.find(
+            {"files_id": latest["_id"], "n": {"$gte": first, "$lte": last}},
+            {"n": 1, "data": 1}, sort=[("n", 1)], batch_size=_BATCH)
         try:
+            expected = first
             while position < stop:
                 with translated(f"read blob {key!r}"):
-                    data = await stream.read(min(_READ_SIZE, stop - position))
-                if not data:
-                    break
-                position += len(data)
-                yield data
+                    chunk = await anext(cursor, None)
+                if chunk is None or chunk["n"] != expected:
+                    raise NotFound(f"blob {key!r} was replaced or deleted while being read")
+                offset = position - expected * chunk_size
+                piece = bytes(chunk["data"])[offset:offset + stop - position]
+                position += len(piece)
+                expected += 1
+                yield piece
         finally:
-            await stream.close()
+            await cursor.close()
 
     async def delete(self, key: str) -> bool:
         """Delete every file of ``key``; return whether there was one."""

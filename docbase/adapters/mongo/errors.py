@@ -1,7 +1,8 @@
 """The one place where pymongo's errors become docbase's.
 
 Duplicate keys are :class:`~docbase.core.errors.Conflict`; values BSON cannot hold
-(integers beyond 64 bits) are :class:`~docbase.core.errors.InvalidQuery`; everything
+(integers beyond 64 bits) are :class:`~docbase.core.errors.InvalidQuery`; a query
+past its ``maxTimeMS`` is :class:`~docbase.core.errors.QueryTimeout`; everything
 else -- a lost connection, a timeout, a refused command -- is
 :class:`~docbase.core.errors.BackendError` with the driver's error chained. pymongo
 reconnects by itself, so the next call after a ``BackendError`` tries the server again.
@@ -13,9 +14,9 @@ import contextlib
 from collections.abc import Iterator
 
 from bson.errors import InvalidDocument
-from pymongo.errors import BulkWriteError, OperationFailure, PyMongoError
+from pymongo.errors import BulkWriteError, ExecutionTimeout, OperationFailure, PyMongoError
 
-from docbase.core.errors import BackendError, Conflict, InvalidQuery
+from docbase.core.errors import BackendError, Conflict, InvalidQuery, QueryTimeout
 
 DUPLICATE_KEY_CODES = frozenset({11000, 11001, 12582})
 
@@ -35,6 +36,9 @@ def translated(action: str) -> Iterator[None]:
         yield
     except (InvalidDocument, OverflowError) as exc:
         raise InvalidQuery(f"cannot {action}: MongoDB cannot store a value: {exc}") from exc
+    except ExecutionTimeout as exc:
+        raise QueryTimeout(f"cannot {action}: the query took longer than "
+                           "limits.query_timeout; narrow it down") from exc
     except PyMongoError as exc:
         if is_duplicate_key(exc):
             raise Conflict(f"cannot {action}: a unique value is taken already") from exc

@@ -46,9 +46,12 @@ from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.query.deadline import within
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 DEFAULT_DATABASE = "docbase"
 Raw = dict[str, Any]
@@ -56,8 +59,10 @@ _UPDATE_ATTEMPTS = 1000  # optimistic retries of one read-apply-replace update
 _UNSEARCHED = {SEARCH_FIELD: 0}
 
 
-class MongoDocumentStore(AsyncResource):
+class MongoDocumentStore(DeletesByGroups, AsyncResource):
     """Collections of documents in one MongoDB database."""
+
+    transactional = False  # a standalone server has none; delete_all goes group by group
 
     def __init__(
         self,
@@ -65,8 +70,14 @@ class MongoDocumentStore(AsyncResource):
         database: str = DEFAULT_DATABASE,
         *,
         owns_client: bool = False,
+        query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     ) -> None:
-        """Use ``database`` through ``client``; ``close()`` closes it if ``owns_client``."""
+        """Use ``database`` through ``client`` (closed with the store if ``owns_client``).
+
+        Reads carry ``maxTimeMS`` = ``query_timeout``, residual filters the same bound.
+        """
+        self.query_timeout = query_timeout
+        self._max_time_ms = max(1, round(query_timeout * 1000))
         self._client = client
         self._db: AsyncDatabase[Raw] = client[database]
         self._owns_client = owns_client
@@ -159,21 +170,43 @@ class MongoDocumentStore(AsyncResource):
         current = decode_document(raw)
         changed = updated_document(str(oid), current, update, stamp, expected_version)
         with translated(f"update {oid}"):
-            result = await target.replace_one({"_id": oid, "_version": current["_version"]},
+            # a document stored without _version (null matches missing) counts as 0
+            result = await target.replace_one({"_id": oid,
+                                               "_version": current.get("_version")},
                                               encode_document(changed))
         return changed if result.matched_count else None
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete the stored documents among ``document_ids``; return those ids."""
-        oids = [oid for oid in (object_id(i) for i in dict.fromkeys(document_ids)) if oid]
+    async def _delete(self, deletion: Deletion) -> list[str]:
+        """Delete the stored documents among ``deletion.ids``; return those ids.
+
+        At an expected version one ``delete_one`` selects by ``_id`` and ``_version``.
+        """
+        collection, expected_version = deletion.collection, deletion.expected_version
+        versioned = versioned_id(deletion.ids, expected_version)
+        oids = [oid for oid in (object_id(i) for i in dict.fromkeys(deletion.ids)) if oid]
         if not oids:
             return []
         target = self._collection(collection)
+        if versioned is not None:
+            with translated(f"delete {versioned} from {collection!r}"):
+                result = await target.delete_one({"_id": oids[0], "_version": expected_version})
+                if result.deleted_count:
+                    return [versioned]
+                stored = await target.find_one({"_id": oids[0]}, {"_version": 1})
+            if stored is not None:
+                check_version(versioned, stored.get("_version", 0), expected_version)
+            return []
         with translated(f"delete from {collection!r}"):
             found = {raw["_id"] async for raw in target.find({"_id": {"$in": oids}}, {"_id": 1})}
             if found:
                 await target.delete_many({"_id": {"$in": list(found)}})
         return [str(oid) for oid in oids if oid in found]
+
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete group after group, in order (no transactions on a standalone server)."""
+        for deletion in deletions:  # refuse a bad group before deleting anything
+            versioned_id(deletion.ids, deletion.expected_version)
+        return [await self._delete(deletion) for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matching documents with one ``delete_many``; return their ids."""
@@ -181,7 +214,8 @@ class MongoDocumentStore(AsyncResource):
         target = self._collection(collection)
         if compiled.residual is None:
             with translated(f"select in {collection!r}"):
-                oids = [raw["_id"] async for raw in target.find(compiled.query, {"_id": 1})]
+                oids = [raw["_id"] async for raw in target.find(
+                    compiled.query, {"_id": 1}, max_time_ms=self._max_time_ms)]
         else:
             oids = [ObjectId(d["_id"]) for d in await self._candidates(collection, compiled)]
         if not oids:
@@ -227,20 +261,22 @@ class MongoDocumentStore(AsyncResource):
         """Filter, sort and page on the server; ``None`` if the sort needs core."""
         target = self._collection(collection)
         with translated(f"query {collection!r}"):
-            if query.sort and await _run(target, unsortable_pipeline(match, query.sort)):
+            if query.sort and await self._run(target, unsortable_pipeline(match, query.sort)):
                 return None
-            page = await _run(target, page_pipeline(match, query))
+            page = await self._run(target, page_pipeline(match, query))
         return [decode_document(raw) for raw in page]
 
     async def _candidates(self, collection: str, compiled: CompiledFilter) -> list[Document]:
         """Fetch the documents matching ``compiled``, its residual checked with core."""
         with translated(f"query {collection!r}"):
-            cursor = self._collection(collection).find(compiled.query, _UNSEARCHED)
+            cursor = self._collection(collection).find(compiled.query, _UNSEARCHED,
+                                                       max_time_ms=self._max_time_ms)
             documents = [decode_document(raw) async for raw in cursor]
         residual = compiled.residual
         if residual is None:
             return documents
-        return [document for document in documents if evaluate.matches(residual, document)]
+        with within(self.query_timeout):
+            return [doc for doc in documents if evaluate.matches(residual, doc)]
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents (on the server unless a residual remains)."""
@@ -248,7 +284,8 @@ class MongoDocumentStore(AsyncResource):
         if compiled.residual is not None:
             return len(await self._candidates(collection, compiled))
         with translated(f"count in {collection!r}"):
-            return await self._collection(collection).count_documents(compiled.query)
+            return await self._collection(collection).count_documents(
+                compiled.query, maxTimeMS=self._max_time_ms)
 
     async def aggregate(
         self,
@@ -262,7 +299,7 @@ class MongoDocumentStore(AsyncResource):
         if compiled.residual is None:
             pipeline = group_pipeline(compiled.query, groupby, aggregates)
             with translated(f"aggregate {collection!r}"):
-                raw = await _run(self._collection(collection), pipeline)
+                raw = await self._run(self._collection(collection), pipeline)
             rows = decode_rows(raw, groupby, aggregates)
             if rows is not None:
                 return rows
@@ -292,8 +329,12 @@ class MongoDocumentStore(AsyncResource):
         with translated(f"index {'.'.join(path)!r} of {collection!r}"):
             await ensure_index(self._collection(collection), path, unique=unique)
 
+    async def _run(self, target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
+        # sort keys are computed, so no index serves a sort: let big sorts spill to disk
+        cursor = await target.aggregate(pipeline, allowDiskUse=True,
+                                        maxTimeMS=self._max_time_ms)
+        return await cursor.to_list()
 
-async def _run(target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
-    # sort keys are computed, so no index serves a sort: let big sorts spill to disk
-    cursor = await target.aggregate(pipeline, allowDiskUse=True)
-    return await cursor.to_list()
+    def change_signal(self) -> None:
+        """No push: change streams need a replica set, so readers poll the change log."""
+        return None

@@ -20,8 +20,10 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import sqlite3
+import time
 import weakref
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -40,12 +42,15 @@ from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
+from docbase.core.query.deadline import within
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 AnyEngine = AsyncEngine | sa.Engine
 
 _BUSY_TIMEOUT_MS = 30_000
+_PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
 _THREADS = 16  # at least the connection pool's size (15, see engine.py)
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
 
@@ -116,6 +121,8 @@ class SqlBackend:
         self._tables: dict[str, int] = {}
         self._clauses: dict[int, sa.TableClause] = {}
         self._ready = False
+        self.query_timeout = DEFAULT_QUERY_TIMEOUT
+        """Seconds one operation may run: SQLite statements and ``REGEXP`` matching."""
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
         self._loop_reader: LoopReader | None = None
@@ -126,7 +133,7 @@ class SqlBackend:
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
-                self._writer = GroupCommitWriter(engine, _begin_locked)
+                self._writer = GroupCommitWriter(engine, _begin_locked, self._bounded)
         else:
             _prepare_postgresql(sync_engine)
 
@@ -173,33 +180,26 @@ class SqlBackend:
             self._tables.clear()
         return await self._run(work, write=write)
 
-    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """Look ``document_id`` up on this thread if that costs no waiting (SQLite files).
+    def _cached_number(self, collection: str) -> int | None:
+        return self._tables.get(collection) if self._ready else None
 
-        Returns its body row (``[]``: no such document), or ``None`` when the lookup has to
-        run the usual way: not a SQLite file, layout not yet checked, collection number not
-        cached, or SQLite cannot answer at once (see :mod:`.loop_reads`).
+    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """Look ``document_id`` up on this thread (SQLite files; see :mod:`.loop_reads`).
+
+        Its body row (``[]``: none), or ``None``: ask the usual way (not a SQLite file,
+        collection number not cached, SQLite cannot answer at once).
         """
-        reader = self._loop_reader
-        if reader is None or not self._ready:
+        number = self._cached_number(collection)
+        if self._loop_reader is None or number is None:
             return UNANSWERED
-        number = self._tables.get(collection)
-        if number is None:
-            return UNANSWERED
-        return reader.body(number, document_id)
+        return self._loop_reader.body(number, document_id)
 
     async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """Look ``document_id`` up the short way when there is one (see :meth:`read_body_now`).
-
-        SQLite files answer on this thread; PostgreSQL through asyncpg directly
-        (:mod:`.pg_point_reads`). ``None``: the lookup has to run the usual way.
-        """
+        """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`)."""
         if self._pg_reader is None:
             return self.read_body_now(collection, document_id)
-        number = self._tables.get(collection) if self._ready else None
-        if number is None:
-            return UNANSWERED
-        return await self._pg_reader.body(number, document_id)
+        number = self._cached_number(collection)
+        return UNANSWERED if number is None else await self._pg_reader.body(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:
         async with self._turn():
@@ -216,11 +216,37 @@ class SqlBackend:
                     self._threads, self._run_sync, self.engine, work, write)
 
     def _run_sync(self, engine: sa.Engine, work: Work[T], write: bool) -> T:
-        with engine.connect() as conn:
+        with engine.connect() as conn, self._bounded(conn):
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
             with _begin_write(conn):
                 return work(conn)
+
+    @contextlib.contextmanager
+    def _bounded(self, conn: sa.Connection) -> Iterator[None]:
+        """Run the block as one operation limited to ``query_timeout`` seconds."""
+        with within(self.query_timeout), self._interrupted(conn):
+            yield
+
+    @contextlib.contextmanager
+    def _interrupted(self, conn: sa.Connection) -> Iterator[None]:
+        """Interrupt a SQLite statement once the operation's time is spent.
+
+        SQLite has no ``statement_timeout``; its progress handler, called every few
+        thousand virtual-machine steps, aborts the statement ("interrupted", which
+        :mod:`.errors` turns into ``QueryTimeout``). PostgreSQL needs none of this; an
+        engine on aiosqlite that a caller hands in goes without.
+        """
+        raw = conn.connection.driver_connection
+        if not isinstance(raw, sqlite3.Connection):  # PostgreSQL, or aiosqlite's wrapper
+            yield
+            return
+        deadline = time.monotonic() + self.query_timeout
+        raw.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
+        try:
+            yield
+        finally:
+            raw.set_progress_handler(None, 0)
 
     @contextlib.asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:

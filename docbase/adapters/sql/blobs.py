@@ -1,10 +1,11 @@
 """A :class:`~docbase.core.ports.BlobStore` on SQL: fixed-size chunks, streamed both ways.
 
-Each upload writes its chunks under a fresh ``blob_id`` in short transactions as the
-bytes arrive (never the whole file in memory, never a write lock held while waiting for
-the client), then swaps the blob's row to the new ``blob_id`` and deletes the old
-chunks in one transaction, so readers see the old or the new content, never a mix.
-Reads fetch only the chunks that overlap the requested range, one at a time.
+Each upload writes its chunks under a fresh ``blob_id`` in short transactions (a few
+chunks each, one commit per MiB) as the bytes arrive (never the whole file in memory,
+never a write lock held while waiting for the client), then swaps the blob's row to
+the new ``blob_id`` and deletes the old chunks in one transaction, so readers see the
+old or the new content, never a mix. Reads fetch only the chunks that overlap the
+requested range, a few per query.
 """
 
 from __future__ import annotations
@@ -17,10 +18,14 @@ from sqlalchemy.dialects import postgresql, sqlite
 
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.schema import blob_chunks, blobs
+from docbase.core.chunks import ChunkBuffer
 from docbase.core.errors import NotFound
 from docbase.core.ports import BlobInfo
 
 CHUNK_SIZE = 256 * 1024
+CHUNKS_PER_WRITE = 4
+"""Chunks written per transaction (one commit per MiB rather than per chunk), and read
+per query."""
 
 
 class SqlBlobStore:
@@ -30,33 +35,32 @@ class SqlBlobStore:
         self.backend = SqlBackend.for_engine(engine)
         self.chunk_size = chunk_size
 
-    async def _write_chunk(self, blob_id: str, seq: int, data: bytes) -> None:
-        def work(conn: sa.Connection) -> None:
-            conn.execute(sa.insert(blob_chunks).values(blob_id=blob_id, seq=seq, data=data))
-
-        await self.backend.run(work, write=True)
+    async def _write_chunks(self, blob_id: str, seq: int, chunks: list[bytes]) -> int:
+        """Write ``chunks`` as numbers ``seq``, ``seq + 1``, ... in one transaction."""
+        if chunks:
+            rows = [{"blob_id": blob_id, "seq": seq + n, "data": data}
+                    for n, data in enumerate(chunks)]
+            await self.backend.run(lambda conn: conn.execute(sa.insert(blob_chunks), rows),
+                                   write=True)
+        return seq + len(chunks)
 
     async def put(self, key: str, chunks: AsyncIterable[bytes], content_type: str) -> BlobInfo:
         """Store the chunks under a fresh blob id, then switch ``key`` over to it."""
         blob_id = uuid.uuid4().hex
-        pending = bytearray()
-        size = seq = 0
+        buffer = ChunkBuffer(self.chunk_size, CHUNKS_PER_WRITE)
+        seq = 0
         try:
             async for chunk in chunks:
-                pending += chunk
-                size += len(chunk)
-                while len(pending) >= self.chunk_size:
-                    await self._write_chunk(blob_id, seq, bytes(pending[:self.chunk_size]))
-                    del pending[:self.chunk_size]
-                    seq += 1
-            if pending or seq == 0:
-                await self._write_chunk(blob_id, seq, bytes(pending))
+                seq = await self._write_chunks(blob_id, seq, buffer.add(chunk))
+            rest = buffer.rest()
+            await self._write_chunks(blob_id, seq, rest if rest or seq else [b""])
             await self.backend.run(
-                lambda conn: self._publish(conn, key, blob_id, size, content_type), write=True)
+                lambda conn: self._publish(conn, key, blob_id, buffer.size, content_type),
+                write=True)
         except BaseException:
             await self.backend.run(lambda conn: self._discard(conn, blob_id), write=True)
             raise
-        return BlobInfo(key, size, content_type)
+        return BlobInfo(key, buffer.size, content_type)
 
     def _publish(self, conn: sa.Connection, key: str, blob_id: str, size: int,
                        content_type: str) -> None:
@@ -91,29 +95,32 @@ class SqlBlobStore:
         return BlobInfo(key, size, content_type)
 
     async def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
-        """Stream the bytes ``start`` to ``end``, one stored chunk at a time."""
+        """Stream the bytes ``start`` to ``end``, a few stored chunks per query."""
         blob_id, size, _content_type, chunk_size = await self._row(key)
         stop = size if end is None else min(end, size)
         position = max(start, 0)
         while position < stop:
-            seq, offset = divmod(position, chunk_size)
-            data = await self._chunk(key, blob_id, seq)
-            piece = data[offset:min(len(data), offset + stop - position)]
-            if not piece:
-                raise NotFound(f"blob {key!r} was replaced or deleted while being read")
-            yield piece
-            position += len(piece)
+            first, offset = divmod(position, chunk_size)
+            last = min((stop - 1) // chunk_size, first + CHUNKS_PER_WRITE - 1)
+            for data in await self._chunks(key, blob_id, first, last):
+                piece = data[offset:min(len(data), offset + stop - position)]
+                if not piece:
+                    raise NotFound(f"blob {key!r} was replaced or deleted while being read")
+                yield piece
+                position += len(piece)
+                offset = 0
 
-    async def _chunk(self, key: str, blob_id: str, seq: int) -> bytes:
-        def work(conn: sa.Connection) -> bytes | None:
+    async def _chunks(self, key: str, blob_id: str, first: int, last: int) -> list[bytes]:
+        def work(conn: sa.Connection) -> list[bytes]:
             found = conn.execute(sa.select(blob_chunks.c.data).where(
-                blob_chunks.c.blob_id == blob_id, blob_chunks.c.seq == seq))
-            return found.scalar()
+                blob_chunks.c.blob_id == blob_id, blob_chunks.c.seq.between(first, last))
+                .order_by(blob_chunks.c.seq))
+            return [bytes(row[0]) for row in found]
 
         data = await self.backend.run(work, write=False)
-        if data is None:
+        if len(data) != last - first + 1:
             raise NotFound(f"blob {key!r} was replaced or deleted while being read")
-        return bytes(data)
+        return data
 
     async def delete(self, key: str) -> bool:
         """Delete a blob and its chunks; return whether it existed."""

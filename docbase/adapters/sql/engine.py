@@ -15,15 +15,21 @@ from docbase.adapters.sql import pg_point_reads
 from docbase.adapters.sql.blobs import SqlBlobStore
 from docbase.adapters.sql.store import SqlDocumentStore
 from docbase.core.errors import ConfigurationError, MissingDependencyError
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 
-def create_engine(url: str) -> AsyncEngine | sa.Engine:
+def create_engine(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+                  ) -> AsyncEngine | sa.Engine:
     """Create an engine for ``sqlite:///path.db``, ``sqlite://`` or ``postgresql://...``.
 
     PostgreSQL gets an asyncpg :class:`AsyncEngine` (``?schema=name`` sets the search
-    path, ``?pool_pre_ping=true`` pings pooled connections before use). SQLite gets a
+    path, ``?pool_pre_ping=true`` pings pooled connections before use,
+    ``?connect_timeout=SECONDS`` bounds opening a connection, default
+    :data:`CONNECT_TIMEOUT`). SQLite gets a
     synchronous engine that the stores drive from worker threads, one hop per operation
     (an ``AsyncEngine`` with aiosqlite works too, at several hops per operation).
+    PostgreSQL sessions get ``statement_timeout`` = ``query_timeout``; SQLite's bound is
+    kept by the backend (:mod:`.backend`).
 
     Raises:
         ConfigurationError: the scheme is not SQLite or PostgreSQL.
@@ -34,7 +40,7 @@ def create_engine(url: str) -> AsyncEngine | sa.Engine:
     if scheme == "sqlite":
         return _sqlite(url)
     if scheme in ("postgresql", "postgres"):
-        return _postgresql(url)
+        return _postgresql(url, query_timeout)
     raise ConfigurationError(f"the SQL adapter does not handle {url.partition('://')[0]!r} URLs")
 
 
@@ -43,6 +49,9 @@ def create_engine(url: str) -> AsyncEngine | sa.Engine:
 # PostgreSQL, an empty prepared-statement cache) on every call; the backend's threads
 # (16) cover it
 _POOL_SIZE = 15
+CONNECT_TIMEOUT = 5.0
+"""Seconds to open a PostgreSQL connection before the call fails with ``BackendError``
+(503), so that requests to an unreachable server answer rather than hang."""
 
 
 def _sqlite(url: str) -> sa.Engine:
@@ -57,7 +66,7 @@ def _sqlite(url: str) -> sa.Engine:
                             connect_args={**threads, "timeout": 30})
 
 
-def _postgresql(url: str) -> AsyncEngine:
+def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
     if importlib.util.find_spec("asyncpg") is None:
         raise MissingDependencyError("asyncpg", extra="postgresql")
     parsed = make_url(url.replace("postgres://", "postgresql://", 1) if url.startswith(
@@ -65,9 +74,15 @@ def _postgresql(url: str) -> AsyncEngine:
     query = dict(parsed.query)
     schema = query.pop("schema", None)
     pre_ping = query.pop("pool_pre_ping", "false")
-    connect_args: dict[str, object] = {}
+    timeout = query.pop("connect_timeout", None)
+    # a statement running longer is cancelled by the server (SQLSTATE 57014): one
+    # request can never hold a connection and a worker for longer
+    settings = {"statement_timeout": str(max(1, round(query_timeout * 1000)))}
     if isinstance(schema, str):
-        connect_args["server_settings"] = {"search_path": schema}
+        settings["search_path"] = schema
+    connect_args: dict[str, object] = {
+        "server_settings": settings,
+        "timeout": float(timeout) if isinstance(timeout, str) else CONNECT_TIMEOUT}
     # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
     # then discards every pooled connection of that age; pre-ping costs a round trip
     engine = create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),
@@ -77,13 +92,15 @@ def _postgresql(url: str) -> AsyncEngine:
     asyncpg = importlib.import_module("asyncpg")  # found above; loaded for PostgreSQL only
     dsn = parsed.set(drivername="postgresql", query=query).render_as_string(
         hide_password=False)
-    settings = {"jit": "off", **({"search_path": schema} if isinstance(schema, str) else {})}
-    pg_point_reads.register(engine, functools.partial(asyncpg.connect, dsn,
-                                                      server_settings=settings))
+    pg_point_reads.register(engine, functools.partial(
+        asyncpg.connect, dsn, server_settings={**settings, "jit": "off"},
+        timeout=connect_args["timeout"]))
     return engine
 
 
-def from_url(url: str) -> tuple[SqlDocumentStore, SqlBlobStore]:
-    """Build (not yet open) the document and blob stores of a storage URL."""
-    engine = create_engine(url)
-    return SqlDocumentStore(engine, owns_engine=True), SqlBlobStore(engine)
+def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+             ) -> tuple[SqlDocumentStore, SqlBlobStore]:
+    """Build (not yet open) the stores of a storage URL; see :func:`create_engine`."""
+    engine = create_engine(url, query_timeout=query_timeout)
+    store = SqlDocumentStore(engine, owns_engine=True, query_timeout=query_timeout)
+    return store, SqlBlobStore(engine)

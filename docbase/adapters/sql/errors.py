@@ -8,6 +8,9 @@ PostgreSQL data exception (class 22):  :class:`~docbase.core.errors.InvalidQuery
 U+0000 in text, bad regex, overflow
 SQLite: a user function raised        :class:`~docbase.core.errors.RegexTimeout` (only
                                        ``REGEXP`` raises: past its time limit)
+PostgreSQL ``statement_timeout``       :class:`~docbase.core.errors.QueryTimeout`
+(57014), SQLite "interrupted" (the
+backend's progress handler)
 a collection table dropped elsewhere   :class:`MissingTable` (the caller retries)
 anything else, lost connections too    :class:`~docbase.core.errors.BackendError`
 =====================================  ===========================================
@@ -23,7 +26,14 @@ from collections.abc import Iterator
 
 from sqlalchemy import exc as sa_exc
 
-from docbase.core.errors import BackendError, Conflict, DocbaseError, InvalidQuery, RegexTimeout
+from docbase.core.errors import (
+    BackendError,
+    Conflict,
+    DocbaseError,
+    InvalidQuery,
+    QueryTimeout,
+    RegexTimeout,
+)
 
 
 class MissingTable(BackendError):
@@ -49,8 +59,12 @@ def translate_errors() -> Iterator[None]:
         if state.startswith("22"):
             raise InvalidQuery(f"the database refused a value: {exc.orig}") from exc
         if "user-defined function raised exception" in str(exc.orig):
-            raise RegexTimeout("a $regex took longer than its time limit on one value; it "
-                               "backtracks too much: simplify the pattern") from exc
+            raise RegexTimeout("a $regex took longer than its time limit (on one value, "
+                               "or limits.query_timeout on all of them); it backtracks "
+                               "too much: simplify the pattern") from exc
+        if state == "57014" or str(exc.orig) == "interrupted":
+            raise QueryTimeout("the query took longer than limits.query_timeout; narrow "
+                               "it down (a simpler $regex, an indexed field)") from exc
         if state == "42P01" or "no such table" in str(exc.orig):
             raise MissingTable(f"a collection table is gone: {exc.orig}") from exc
         raise BackendError(f"database error: {exc.orig}") from exc

@@ -19,14 +19,16 @@ from docbase.adapters.sql.aggregates import aggregate_statement
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.update import Update
-from docbase.core.versioning import updated_document
+from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
 _CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
@@ -39,17 +41,25 @@ def _text(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class SqlDocumentStore(AsyncResource):
+class SqlDocumentStore(DeletesByGroups, AsyncResource):
     """Collections as tables ``c_<n>`` of JSON documents; see :mod:`.schema`."""
 
-    def __init__(self, engine: AnyEngine, *, owns_engine: bool = False) -> None:
+    transactional = True
+
+    def __init__(self, engine: AnyEngine, *, owns_engine: bool = False,
+                 query_timeout: float | None = None) -> None:
+        """Store documents through ``engine``; ``query_timeout`` bounds each operation."""
         self.engine = engine
         self.backend = SqlBackend.for_engine(engine)
+        if query_timeout is not None:
+            self.backend.query_timeout = query_timeout
         self.dialect = self.backend.dialect
         self._owns_engine = owns_engine
         # per table number: SELECT body WHERE id = :id, built once so that a read skips
         # statement construction (tables are never renumbered, so this never goes stale)
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
+        self._signal = (PostgresChangeSignal(self.backend) if self.dialect.name == "postgresql"
+                        else None)
         self._find_statements: dict[Hashable, sa.Select[Any]] = {}
         self._drops_fields_in_sql = self.dialect.without_fields(
             sa.column("body"), ("_version",)) is not None
@@ -59,7 +69,9 @@ class SqlDocumentStore(AsyncResource):
         await self.backend.open()
 
     async def close(self) -> None:
-        """Dispose of the engine if this store created it."""
+        """Stop listening for changes; dispose of the engine if this store created it."""
+        if self._signal is not None:
+            await self._signal.close()
         if self._owns_engine:
             await self.backend.close()
 
@@ -230,19 +242,38 @@ class SqlDocumentStore(AsyncResource):
 
         return await self.backend.run(work, write=True)
 
-    async def delete(self, collection: str, document_ids: Sequence[str]) -> list[str]:
-        """Delete by ids in one statement; return the ids deleted, in request order."""
-        wanted = list(dict.fromkeys(document_ids))
+    async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
+        """Delete each group with one statement, all in one transaction.
 
-        def work(conn: sa.Connection) -> set[str]:
-            table = self.backend.table(conn, collection)
-            if table is None or not wanted:
-                return set()
-            statement = sa.delete(table).where(table.c.id.in_(wanted)).returning(table.c.id)
-            return set(conn.execute(statement).scalars())
+        At an expected version the statement itself compares the version, so a row
+        updated meanwhile is not deleted (PostgreSQL re-checks the condition on the
+        updated row; SQLite writers take turns); a mismatch rolls every group back.
+        """
+        wanted = [list(dict.fromkeys(deletion.ids)) for deletion in deletions]
+        versioned = [versioned_id(ids, d.expected_version) for ids, d in zip(
+            wanted, deletions, strict=True)]
 
-        deleted = await self.backend.run(work, write=True)
-        return [document_id for document_id in wanted if document_id in deleted]
+        def work(conn: sa.Connection) -> list[list[str]]:
+            return [self._delete_rows(conn, d.collection, ids, version_of, d.expected_version)
+                    for d, ids, version_of in zip(deletions, wanted, versioned, strict=True)]
+
+        return await self.backend.run(work, write=True)
+
+    def _delete_rows(self, conn: sa.Connection, collection: str, ids: list[str],
+                     versioned: str | None, expected_version: int | None) -> list[str]:
+        table = self.backend.table(conn, collection)
+        if table is None or not ids:
+            return []
+        statement = sa.delete(table).where(table.c.id.in_(ids))
+        if versioned is not None:
+            statement = statement.where(table.c.version == expected_version)
+        deleted = set(conn.execute(statement.returning(table.c.id)).scalars())
+        if versioned is not None and not deleted:
+            stored = conn.execute(sa.select(table.c.version)
+                                  .where(table.c.id == versioned)).scalar()
+            if stored is not None:
+                check_version(versioned, stored, expected_version)
+        return [document_id for document_id in ids if document_id in deleted]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matching documents in one statement; return their ids."""
@@ -298,3 +329,7 @@ class SqlDocumentStore(AsyncResource):
             return indexes.explain(conn, self.dialect, statement)
 
         return await self.backend.run(work, write=False)
+
+    def change_signal(self) -> PostgresChangeSignal | None:
+        """``LISTEN/NOTIFY`` on PostgreSQL; SQLite has no push (readers poll)."""
+        return self._signal

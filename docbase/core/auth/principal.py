@@ -28,3 +28,16 @@ class Principal(msgspec.Struct, frozen=True):
 
 SYSTEM = Principal()
 """The embedding application itself: full access, writes as ``"api"``."""
+
+
+def on_behalf_of(requester: Principal) -> Principal:
+    """A full-access system principal that writes as ``requester``'s author.
+
+    A feature whose records live in a system collection (the outbound mail log, media
+    metadata) first asks :func:`~docbase.core.auth.authorize` whether ``requester`` may
+    use the feature (``POST /mail``, ``GET /media/ID/meta``), then reads and writes the
+    collection as this principal: the requester may use the feature without being
+    allowed the collection itself.
+    """
+    return Principal(author=requester.author, kind="system", full_access=True)
+

@@ -24,7 +24,7 @@ from __future__ import annotations
 from enum import StrEnum
 from typing import Any
 
-from docbase.core.auth.principal import Principal
+from docbase.core.auth.principal import Principal, on_behalf_of
 from docbase.core.documents import Document
 from docbase.core.errors import ValidationFailed
 from docbase.core.ids import utc_now
@@ -51,7 +51,7 @@ def writer_for(requester: Principal) -> Principal:
     A key allowed ``/mail`` only may send mail, and the log is written for it, but it
     may not write (or read) ``/rest/email_outbound`` itself.
     """
-    return Principal(author=requester.author, kind="system", full_access=True)
+    return on_behalf_of(requester)
 
 
 def queued_record(request: MailRequest, sender: str) -> dict[str, Any]:

@@ -1,9 +1,10 @@
 """The order of the stages, written once.
 
 Every write, from HTTP or the library, passes :func:`write_stages` in this order:
-authorize, validate (schemas; none yet), before-hooks, the store operation,
+authorize, validate (schemas), before-hooks, the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
-passes :func:`read_stages`: authorize, then the before-read hooks. A feature adds a
+passes :func:`read_stages`: authorize, refuse a collection a strict database does not
+define, then the before-read hooks. A feature adds a
 stage here or a subscriber to the change bus; entry points never grow special cases.
 """
 
@@ -29,6 +30,8 @@ from docbase.core.pipeline.stages import (
 )
 from docbase.core.ports import DocumentStore
 from docbase.core.relations import Relations
+from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.strict import RequireDefinedCollection
 
 
 def write_stages(
@@ -51,9 +54,9 @@ def write_stages(
     ]
 
 
-def read_stages(*, hooks: HookRegistry) -> list[ReadStage]:
+def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
-    return [AuthorizeRead(), RunReadHooks(hooks)]
+    return [AuthorizeRead(), RequireDefinedCollection(schemas), RunReadHooks(hooks)]
 
 
 class Pipeline:
@@ -68,6 +71,24 @@ class Pipeline:
         for stage in self.write_stages:
             await stage(write)
         return write
+
+    async def prepare(self, write: WriteEvent) -> None:
+        """Pass ``write`` through the stages before the store stage only.
+
+        For a write whose store operation another write's store stage carries out (a
+        cascaded delete); :meth:`finish` passes it through the rest afterwards.
+        """
+        for stage in self.write_stages[: self._store_stage()]:
+            await stage(write)
+
+    async def finish(self, write: WriteEvent) -> None:
+        """Pass a ``write`` stored by another write through the stages after the store."""
+        for stage in self.write_stages[self._store_stage() + 1:]:
+            await stage(write)
+
+    def _store_stage(self) -> int:
+        return next(i for i, stage in enumerate(self.write_stages)
+                    if stage.name == StoreWrite.name)
 
     async def read(self, read: ReadEvent) -> ReadEvent:
         """Pass ``read`` through every read stage; return it (hooks may change its query)."""

@@ -12,18 +12,32 @@ from typing import Protocol, TypeAlias
 from docbase.core.auth import Action, authorize
 from docbase.core.changes import ChangeBus
 from docbase.core.documents import change_stamp
-from docbase.core.errors import NotFound, VersionMismatch
+from docbase.core.errors import NotFound
 from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
 from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
-from docbase.core.ports import DocumentStore
-from docbase.core.query import In, Projection, Query
+from docbase.core.ports import Deletion, DocumentStore
+from docbase.core.query import Filter, In, Projection, Query
 from docbase.core.relations import ParentRef, Relations, scoped
+from docbase.core.versioning import check_version
 
 Validator: TypeAlias = Callable[[WriteEvent], Awaitable[None]]
 """Checks and normalises a write's documents or body; raises ``ValidationFailed``."""
-Cascade: TypeAlias = Callable[[WriteEvent, Sequence[str]], Awaitable[None]]
-"""Deletes the children of documents a write is about to delete."""
+ID_ONLY = Projection((("_id",),), True)
+"""The projection of a query that only needs the ids."""
+
+
+class Cascade(Protocol):
+    """The deletes of the children of documents a write is about to delete."""
+
+    async def plan(self, write: WriteEvent, ids: Sequence[str]) -> list[WriteEvent]:
+        """Return the child deletes of ``ids``, deepest first, past their before-stages.
+
+        Each carries the ids it is to delete; nothing is deleted yet.
+        """
+
+    async def finish(self, children: Sequence[WriteEvent]) -> None:
+        """Pass the child deletes, once stored, through their after-stages."""
 
 
 class WriteStage(Protocol):
@@ -77,7 +91,7 @@ class AuthorizeWrite:
 
 
 class ValidateWrite:
-    """Run the validators (schemas) over the write; none are registered by default."""
+    """Run the validators over the write: the schemas' first (``docbase.core.schema``)."""
 
     name = "validate"
 
@@ -107,8 +121,11 @@ class RunWriteHooks:
 class StoreWrite:
     """The store operation itself, one atomic store call per write.
 
-    Deletes first run the cascade (children, then their own children) so that a crash
-    in between can leave a parent without children, never children without a parent.
+    A delete first plans its cascade (children, then their own children, each child
+    collection's delete passing its before-stages), then deletes the children and the
+    documents in one ``delete_all``: one transaction where the engine has them, else
+    children first, so that a crash in between can leave a parent without children,
+    never children without a parent.
     """
 
     name = "store"
@@ -144,36 +161,48 @@ class StoreWrite:
         write.documents = [document]
 
     async def _delete(self, write: WriteEvent) -> None:
-        if write.filter is not None:
-            filter = scoped(write.filter, write.parent)
-            matching = await self.store.find(  # only the ids, to cascade to the children
-                write.collection,
-                Query(filter=filter, limit=None, projection=Projection((("_id",),), True)),
-            )
-            await self.cascade(write, [d["_id"] for d in matching])
+        filter = None if write.filter is None else scoped(write.filter, write.parent)
+        ids = await self._targets(write, filter)
+        children = await self.cascade.plan(write, ids)
+        # the store compares the version as it deletes: an update that lands between
+        # the check in _require and the delete is never deleted unseen
+        expected = None if write.bulk or filter is not None else write.expected_version
+        doomed = [child for child in children if child.ids]
+        if doomed:
+            *deleted, write.ids = await self.store.delete_all([
+                *(Deletion(child.collection, tuple(child.ids)) for child in doomed),
+                Deletion(write.collection, tuple(ids), expected)])
+            for child, child_ids in zip(doomed, deleted, strict=True):
+                child.ids = child_ids
+        elif filter is not None:
             write.ids = await self.store.delete_where(write.collection, filter)
-            return
-        ids = write.ids
+        else:
+            write.ids = await self.store.delete(write.collection, ids, expected_version=expected)
+        await self.cascade.finish(children)
+        if not write.bulk and filter is None and not write.ids:  # another writer deleted it
+            raise NotFound(f"no document {ids[0]} in {write.collection!r}")
+
+    async def _targets(self, write: WriteEvent, filter: Filter | None) -> list[str]:
+        """The ids a delete is about, before it cascades to their children."""
+        if filter is not None:
+            matching = await self.store.find(
+                write.collection, Query(filter=filter, limit=None, projection=ID_ONLY))
+            return [d["_id"] for d in matching]
         if not write.bulk:
-            await self._require(write, ids[0])
+            await self._require(write, write.ids[0])
         elif write.parent is not None:
             found = await self.store.find(write.collection, Query(
-                filter=write.parent.scope(In(("_id",), tuple(ids))), limit=None))
-            ids = [d["_id"] for d in found]
-        await self.cascade(write, ids)
-        write.ids = await self.store.delete(write.collection, ids)
-        if not write.bulk and not write.ids:  # deleted by another writer meanwhile
-            raise NotFound(f"no document {ids[0]} in {write.collection!r}")
+                filter=write.parent.scope(In(("_id",), tuple(write.ids))), limit=None,
+                projection=ID_ONLY))
+            return [d["_id"] for d in found]
+        return write.ids
 
     async def _require(self, write: WriteEvent, document_id: str) -> None:
         document = await self.store.get(write.collection, document_id)
         if write.parent is not None and not write.parent.holds(document):
             raise NotFound(f"no document {document_id} in {write.collection!r}")
-        expected = write.expected_version
-        if (write.operation is Operation.DELETE and expected is not None
-                and document["_version"] != expected):
-            raise VersionMismatch(f"document {document_id} has changed (version "
-                                  f"{document['_version']}, expected {expected})")
+        if write.operation is Operation.DELETE:  # refuse a stale delete before its cascade
+            check_version(document_id, document.get("_version", 0), write.expected_version)
 
 
 class PublishChange:

@@ -50,7 +50,13 @@ from docbase.core.query.dates import parse_date
 from docbase.core.query.decoding import check_depth, json_depth, parse_json, split_path
 from docbase.core.query.filters import MAX_DEPTH, parse_filter
 from docbase.core.query.hints import parse_aggregate, parse_count, parse_direction, parse_hints
-from docbase.core.query.params import URLParams, decode_json_param, parse_flag, parse_list_params
+from docbase.core.query.params import (
+    URLParams,
+    decode_json_param,
+    last_param,
+    parse_flag,
+    parse_list_params,
+)
 from docbase.core.query.regex import parse_regex, regex_flags
 
 __all__ = [
@@ -88,6 +94,7 @@ __all__ = [
     "check_depth",
     "decode_json_param",
     "json_depth",
+    "last_param",
     "parse_aggregate",
     "parse_count",
     "parse_date",

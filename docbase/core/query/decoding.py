@@ -7,11 +7,10 @@ whether the query came over HTTP or from the embedded library (``docs/query.md``
 
 from __future__ import annotations
 
-import msgspec
-
 from docbase.core.errors import InvalidQuery
 from docbase.core.query.ast import JSON, Path
 from docbase.core.settings.limits import Limits
+from docbase.core.untrusted_json import check_bounds, decode_untrusted
 
 
 def parse_json(text: str, what: str) -> JSON:
@@ -21,10 +20,8 @@ def parse_json(text: str, what: str) -> JSON:
         InvalidQuery: ``text`` is not valid JSON (or nests past the decoder's recursion).
 
     """
-    try:
-        return msgspec.json.decode(text)
-    except (msgspec.DecodeError, RecursionError) as exc:  # msgspec recurses per nesting level
-        raise InvalidQuery(f"{what} is not valid JSON: {exc}") from exc
+    decoded: JSON = decode_untrusted(text, what)
+    return decoded
 
 
 def split_path(name: str, where: str = "field") -> Path:
@@ -60,12 +57,14 @@ def check_depth(value: JSON, what: str, limits: Limits | None) -> None:
     """Refuse a ``q`` or ``h`` value nesting deeper than ``limits.max_query_depth``.
 
     The depth counts every object and array level of the JSON (:func:`json_depth`).
-    Without ``limits`` nothing is checked here; the filter parser still stops at its
+    Without ``limits`` no depth is checked here; the filter parser still stops at its
     own structural bound, ``MAX_DEPTH`` levels of ``$and``/``$or``/``$elemMatch``/``$not``.
+    Integers outside the 64-bit range no engine compares are refused either way
+    (:func:`~docbase.core.untrusted_json.check_bounds`).
 
     Raises:
-        InvalidQuery: ``value`` nests deeper than the limit; the message names ``what``.
+        InvalidQuery: ``value`` nests deeper than the limit or holds a too large
+            integer; the message names ``what``.
 
     """
-    if limits is not None and json_depth(value) > limits.max_query_depth:
-        raise InvalidQuery(f"{what} is nested deeper than {limits.max_query_depth} levels")
+    check_bounds(value, what, None if limits is None else limits.max_query_depth)

@@ -36,6 +36,12 @@ _TRUE = frozenset({"true", "1", "yes"})
 _FALSE = frozenset({"false", "0", "no", ""})
 
 
+def last_param(params: URLParams, name: str) -> str | None:
+    """The last value of a URL parameter (the one that counts), or ``None`` without one."""
+    values = params.get(name)
+    return values[-1] if values else None
+
+
 def parse_flag(params: URLParams, name: str, default: bool = False) -> bool:
     """Read a true/false URL parameter (``true``/``1``/``yes``, ``false``/``0``/``no``).
 
@@ -89,10 +95,6 @@ def parse_list_params(
             than ``limits.max_query_depth``.
 
     """
-    def last(name: str) -> str | None:
-        values = params.get(name)
-        return values[-1] if values else None
-
     q = decode_json_param(params, "q", limits)
     h = decode_json_param(params, "h", limits)
     conditions: list[Filter] = []
@@ -100,7 +102,7 @@ def parse_list_params(
         parsed = parse_filter(q, now=now)  # depth already checked above
         if parsed != MATCH_ALL:
             conditions.append(parsed)
-    text = last("filter")
+    text = last_param(params, "filter")
     if text:
         conditions.append(Text(text))
     sorts = params.get("sort") or []
@@ -112,7 +114,7 @@ def parse_list_params(
                 parse_direction(dirs[i] if i < len(dirs) else 1, "dir"))
         for i, name in enumerate(sorts)
     )
-    skip_text, max_text = last("skip"), last("max")
+    skip_text, max_text = last_param(params, "skip"), last_param(params, "max")
     query = Query(
         filter=conditions[0] if len(conditions) == 1 else And(tuple(conditions)),
         sort=sort,

@@ -11,7 +11,11 @@ its ``re``-compatible mode with a time limit per value (:data:`REGEX_TIME_LIMIT`
 without holding the GIL: a pattern that backtracks catastrophically (``(a|a)*$`` on a
 long string) is refused with :class:`~docbase.core.errors.RegexTimeout` instead of
 stalling the whole process, whose other requests go on meanwhile. Python's own ``re``
-can be interrupted by neither a thread nor a time limit.
+can be interrupted by neither a thread nor a time limit. All the values one store
+operation matches share that operation's ``limits.query_timeout``
+(:mod:`docbase.core.query.deadline`): past it the query is refused with
+:class:`~docbase.core.errors.QueryTimeout`, so a pattern that takes just under the
+per-value limit on each of many documents is bounded too.
 """
 
 from __future__ import annotations
@@ -23,6 +27,7 @@ import regex
 
 from docbase.core.errors import InvalidQuery, RegexTimeout
 from docbase.core.query.ast import JSON, Path, Regex
+from docbase.core.query.deadline import remaining
 
 _UNSUPPORTED_REGEX = re.compile(
     r"\(\?<[=!]|\\[1-9]|\(\?P[=<>]|\(\?<\w|\\k<|\(\?\(|\(\?[aLu]"  # look-behind, backrefs, names
@@ -114,14 +119,17 @@ def regex_search(pattern: str, options: str, text: str) -> bool:
 
     Raises:
         RegexTimeout: the match took longer than :data:`REGEX_TIME_LIMIT`.
+        QueryTimeout: the store operation in progress ran out of its time.
 
     """
     if not text:  # the engines differ on an empty text (\B), where nothing backtracks long
         return _reference(pattern, options).search(text) is not None
+    left = remaining()
+    limit = REGEX_TIME_LIMIT if left is None or left > REGEX_TIME_LIMIT else left
     try:
-        found = compiled_regex(pattern, options).search(
-            text, timeout=REGEX_TIME_LIMIT, concurrent=True)
+        found = compiled_regex(pattern, options).search(text, timeout=limit, concurrent=True)
     except TimeoutError:
+        remaining()  # the operation's own time is spent: say so rather than blame one value
         raise RegexTimeout(
             f"$regex {pattern!r} took longer than {REGEX_TIME_LIMIT} s on one value; "
             "it backtracks too much (nested or overlapping repetition such as "

@@ -14,6 +14,7 @@ from docbase.core.settings.stored import (
     LoginSettings,
     MailSettings,
     RealtimeSettings,
+    SchemaSettings,
     SmtpSettings,
     UserAccessSettings,
 )
@@ -26,6 +27,7 @@ __all__ = [
     "LoginSettings",
     "MailSettings",
     "RealtimeSettings",
+    "SchemaSettings",
     "SmtpSettings",
     "UserAccessSettings",
 ]

@@ -6,6 +6,11 @@ import msgspec
 
 from docbase.core.errors import ConfigurationError
 
+_ZERO_MEANS_OFF = frozenset({"rate_per_key", "rate_per_address"})
+
+DEFAULT_QUERY_TIMEOUT = 10.0
+"""Seconds one store operation may run, unless ``limits.query_timeout`` says otherwise."""
+
 
 class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Per-database limits; every one of them gives a clear error when exceeded."""
@@ -18,16 +23,69 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Largest request body the HTTP layer accepts (413 above it)."""
     max_query_depth: int = 32
     """Deepest nesting of a ``q`` object."""
+    max_body_depth: int = 64
+    """Deepest nesting of a JSON request body (400 above it), checked before anything
+    reads the body; MongoDB stores documents at most 100 levels deep."""
+    query_timeout: float = DEFAULT_QUERY_TIMEOUT
+    """Seconds one store operation of a request may run before it is refused (400
+    ``QueryTimeout``): PostgreSQL's ``statement_timeout``, MongoDB's ``maxTimeMS``, and
+    on SQLite and memory every statement and all ``$regex`` matching of one operation
+    together (``docs/reliability.md``)."""
     hook_timeout: float = 10.0
     """Seconds a server-side hook may take before its request answers 504."""
     job_timeout: float = 300.0
     """Seconds a scheduled job may take before it is cancelled and logged as timed out."""
     max_mail: int = 1_000
     """Most messages one ``POST /mail`` may carry (413 above it)."""
+    rate_window: float = 60.0
+    """Seconds of one rate-limit window (``docs/security.md``)."""
+    rate_per_key: int = 0
+    """Requests one API key or token user may make per window (429 above it); 0: none."""
+    rate_per_address: int = 0
+    """Requests one client address may make per window (429 above it); 0: none."""
+    rate_full_access: bool = False
+    """Whether full-access keys count against the two rate limits above."""
+    max_failed_credentials: int = 30
+    """Refused keys or tokens one address may present per window; past it, every
+    request from the address answers 429 until the window ends."""
+    realtime_ping_interval: float = 10.0
+    """Seconds between two ``ping`` events of a ``GET /realtime`` stream."""
+    change_poll_interval: float = 0.25
+    """Seconds between two reads of the change log by one process (``docs/realtime.md``);
+    on PostgreSQL a notification wakes readers sooner."""
+    change_gap_grace: float = 10.0
+    """Seconds readers wait for a change whose sequence number was taken but whose entry
+    is not stored yet, before skipping it (its writer failed or died)."""
+    change_retention: float = 7 * 86_400.0
+    """Seconds a change-log entry is kept: resuming (``Last-Event-ID``) works within it."""
+    change_max_entries: int = 100_000
+    """Most entries the change log keeps; the oldest are pruned beyond it."""
+    webhook_timeout: float = 10.0
+    """Seconds a webhook receiver has to answer one delivery."""
+    webhook_retry_delay: float = 1.0
+    """Seconds before the first retry of a failed delivery; doubled after each further
+    failure, up to five minutes."""
+    webhook_max_failures: int = 10
+    """Failed deliveries in a row after which a webhook is disabled."""
+    webhook_private_targets: bool = False
+    """Allow webhook URLs on loopback, private, link-local and other non-public
+    addresses (off: no server-side request forgery through a webhook)."""
+    max_upload_file_bytes: int = 256 * 1024 * 1024
+    """Largest file of a ``POST /media`` upload (413 naming the file above it)."""
+    max_upload_bytes: int = 1024 * 1024 * 1024
+    """Largest ``POST /media`` request: all its files together (413 above it)."""
+    max_upload_files: int = 100
+    """Most files one ``POST /media`` may carry (413 above it)."""
+    max_image_pixels: int = 80_000_000
+    """Most pixels (width times height) an uploaded image may have (422 above it)."""
+    image_timeout: float = 30.0
+    """Seconds reading an image or making one derivative may take (422 beyond it)."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
             value = getattr(self, field)
+            if isinstance(value, bool) or (value == 0 and field in _ZERO_MEANS_OFF):
+                continue
             if value <= 0:
                 kind = "number" if isinstance(value, float) else "integer"
                 raise ConfigurationError(f"limits.{field} must be a positive {kind}")

@@ -1,8 +1,8 @@
 """The typed settings a database keeps in its storage (the "global settings").
 
-They are one nested JSON object. The sections below (``mail``, ``auth``, ``realtime``)
-are typed: a value of the wrong type or an unknown key inside them is refused, naming
-its path. Every other top-level key holds the operator's own secrets (for example
+They are one nested JSON object. The sections below (``mail``, ``auth``, ``realtime``,
+``schema``) are typed: a value of the wrong type or an unknown key inside them is
+refused, naming its path. Every other top-level key holds the operator's own secrets (for example
 ``google.private_key``), which ``POST /auth/jwt`` can sign with by dotted path.
 Nothing here is ever returned by an HTTP endpoint.
 """
@@ -108,8 +108,21 @@ class RealtimeSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, 
     """Serve ``GET /realtime`` (``realtime.global``)."""
 
 
+SchemaMode = Literal["schemaless", "strict"]
+"""How a database treats collections and fields its schemas do not define."""
+
+
+class SchemaSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Schemas (``schema.*``; ``docs/schema.md``)."""
+
+    mode: SchemaMode = "schemaless"
+    """``schemaless`` (the default) creates a collection on its first write and stores
+    undeclared fields; ``strict`` refuses collections and fields no schema defines."""
+
+
 _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "mail": MailSettings, "auth": AuthSettings, "realtime": RealtimeSettings,
+    "schema": SchemaSettings,
 }
 
 
@@ -119,6 +132,7 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     mail: MailSettings = MailSettings()
     auth: AuthSettings = AuthSettings()
     realtime: RealtimeSettings = RealtimeSettings()
+    schema: SchemaSettings = SchemaSettings()
     tree: dict[str, Any] = {}
     """The whole stored object, for secrets looked up by dotted path."""
 

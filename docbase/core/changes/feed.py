@@ -1,0 +1,76 @@
+"""``db.changes``: the change bus of the pipeline, the durable log behind it, and reading it.
+
+:class:`ChangeFeed` is the database's :class:`~.bus.ChangeBus` (the pipeline's
+``PublishChange`` stage publishes every committed write to it, and in-process
+subscribers still ``subscribe``), whose first subscriber is the durable
+:class:`~.log.ChangeLog`. Reading goes through the log, so it sees the writes of
+every process sharing the storage and can resume where it stopped::
+
+    async for change in db.changes("orders", since=last_seen):
+        print(change.seq, change.event, change.ids)
+
+Delivery is at least once and in sequence order; ``since`` resumes after that
+sequence number within the log's retention (``docs/realtime.md``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+from docbase.core.changes.bus import ChangeBus
+from docbase.core.changes.entries import Change
+from docbase.core.changes.fanout import Fanout, Subscription
+from docbase.core.changes.log import ChangeLog
+from docbase.core.ports import DocumentStore
+from docbase.core.settings.limits import Limits
+
+
+class ChangeFeed(ChangeBus):
+    """The committed writes of one database: published here, logged, read back."""
+
+    def __init__(self, store: DocumentStore, limits: Limits,
+                 wanted: Callable[[], Awaitable[bool]]) -> None:
+        """Log what is published while ``wanted()`` says someone consumes the log."""
+        super().__init__()
+        self.log = ChangeLog(store, limits, wanted)
+        self.subscribe(self.log.record)
+        self.fanout = Fanout(self.log, limits)
+
+    def subscription(self, since: int | None = None) -> Subscription:
+        """A position in the log after ``since`` (``None``: from now), in ``async with``."""
+        return Subscription(self.fanout, since)
+
+    def __call__(self, collection: str | None = None, *,
+                 since: int | None = None) -> AsyncIterator[Change]:
+        """Iterate over the entries after ``since`` (of ``collection`` only, if given).
+
+        Entries are logged while realtime is on (``realtime.global``) or a webhook is
+        configured. The iteration waits for new entries for as long as it runs.
+
+        Raises:
+            BackendError: the store failed while catching up from ``since``.
+
+        """
+        return self._changes(collection, since)
+
+    async def _changes(self, collection: str | None, since: int | None,
+                       ) -> AsyncIterator[Change]:
+        async with self.subscription(since) as subscription:
+            while True:
+                for change in await subscription.next(None):
+                    if collection is None or change.collection == collection:
+                        yield change
+
+    async def publish_custom(self, event: str, data: Any, *, author: str) -> Change:
+        """Append a custom event for every subscriber (``POST /realtime``).
+
+        Raises:
+            BackendError: the store failed.
+
+        """
+        return await self.log.publish(event, data, author=author)
+
+    async def close(self) -> None:
+        """Stop reading the log in this process."""
+        await self.fanout.close()

@@ -1,0 +1,62 @@
+"""The deletes a delete cascades to: planned before its store call, finished after it.
+
+Deleting documents deletes their children (the documents of the child collections
+recorded in :mod:`docbase.core.relations` whose ``_parent_id`` is one of them), and
+theirs in turn. Each child collection's delete is a write of the same pipeline: while
+the cascade is planned it passes the stages before the store (it was authorized with
+its cause; validators and before-hooks run, and may refuse it before anything is
+deleted). The parent's store stage then deletes every planned group, children first,
+in one :meth:`~docbase.core.ports.DocumentStore.delete_all`, and each child write
+passes the stages after the store (after-hooks, publish) before the parent's do.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from docbase.core.events import Operation, WriteEvent
+from docbase.core.pipeline.stages import ID_ONLY
+from docbase.core.ports import DocumentStore
+from docbase.core.query import Query
+from docbase.core.relations import Relations, children_of
+
+if TYPE_CHECKING:
+    from docbase.core.pipeline.assembly import Pipeline
+
+
+class CascadedDeletes:
+    """Keeps the :class:`~docbase.core.pipeline.stages.Cascade` protocol for a database."""
+
+    def __init__(self, relations: Relations, store: DocumentStore) -> None:
+        self.relations = relations
+        self.store = store
+        self.pipeline: Pipeline | None = None
+        """The database's pipeline, set once it is assembled (it holds this cascade)."""
+
+    def _pipeline(self) -> Pipeline:
+        assert self.pipeline is not None, "the cascade runs in an assembled pipeline"
+        return self.pipeline
+
+    async def plan(self, write: WriteEvent, ids: Sequence[str]) -> list[WriteEvent]:
+        """Return the child deletes of ``ids``, deepest first, past their before-stages."""
+        planned: list[WriteEvent] = []
+        if not ids:
+            return planned
+        for field in await self.relations.child_fields(write.collection):
+            child = WriteEvent(field, write.principal, Operation.DELETE, "DELETE",
+                               filter=children_of(write.collection, ids),
+                               cause=f"cascade from {write.collection}")
+            await self._pipeline().prepare(child)
+            if child.filter is not None:  # a before-hook may have narrowed it
+                found = await self.store.find(
+                    field, Query(filter=child.filter, limit=None, projection=ID_ONLY))
+                child.ids = [document["_id"] for document in found]
+            planned += await self.plan(child, child.ids)
+            planned.append(child)
+        return planned
+
+    async def finish(self, children: Sequence[WriteEvent]) -> None:
+        """Pass the child deletes, once stored, through the stages after the store."""
+        for child in children:
+            await self._pipeline().finish(child)
