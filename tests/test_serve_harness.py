@@ -198,14 +198,19 @@ def serving(cwd: Path, *args: str, **kwargs: Any) -> Iterator[Served]:
 
 
 def child_processes(pid: int) -> list[int]:
-    """The ids of the processes whose parent is ``pid`` (a server's workers)."""
+    """The ids of the processes whose parent is ``pid`` (a server's workers).
+
+    The helper process that ``multiprocessing`` starts beside spawned workers (its
+    resource tracker) is not a worker and is left out.
+    """
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
                           if ":\t" in line)
+            command = (status.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if fields.get("PPid", "").strip() == str(pid):
+        if fields.get("PPid", "").strip() == str(pid) and b"resource_tracker" not in command:
             found.append(int(status.parent.name))
     return found
