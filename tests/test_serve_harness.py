@@ -198,7 +198,8 @@ def serving(cwd: Path, *args: str, **kwargs: Any) -> Iterator[Served]:
 
 
 def child_processes(pid: int) -> list[int]:
-    """The ids of the processes whose parent is ``pid`` (a server's workers)."""
+    """The ids of the processes whose parent is ``pid`` (a server's workers), leaving
+    out multiprocessing's resource tracker."""
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
@@ -206,6 +207,15 @@ def child_processes(pid: int) -> list[int]:
                           if ":\t" in line)
         except OSError:
             continue
-        if fields.get("PPid", "").strip() == str(pid):
+        if fields.get("PPid", "").strip() == str(pid) and not _is_resource_tracker(status.parent):
             found.append(int(status.parent.name))
     return found
+
+
+def _is_resource_tracker(process: Path) -> bool:
+    """Whether a child is multiprocessing's resource tracker, which spawned workers share
+    with their supervisor: a helper process, not a worker."""
+    try:
+        return b"resource_tracker" in (process / "cmdline").read_bytes()
+    except OSError:
+        return False

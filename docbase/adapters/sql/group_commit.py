@@ -108,6 +108,10 @@ class GroupCommitWriter:
         try:
             result = work(conn)
         except Exception as exc:
+            if not driver.in_transaction:
+                # SQLite rolled the whole transaction back itself (SQLITE_FULL, for one):
+                # the batch's earlier writes are gone too, so the batch fails with this
+                raise
             driver.execute("ROLLBACK TO docbase_write")
             driver.execute("RELEASE docbase_write")
             return False, exc
