@@ -22,7 +22,7 @@ from litestar.plugins import InitPluginProtocol
 
 from docbase.core.server import Server
 from docbase.http.auth import AUTH_HANDLERS
-from docbase.http.context import request_context
+from docbase.http.context import SERVER_STATE, request_context
 from docbase.http.errors import EXCEPTION_HANDLERS
 from docbase.http.mail import MAIL_HANDLERS
 from docbase.http.media import MEDIA_HANDLERS
@@ -59,6 +59,7 @@ class DocbasePlugin(InitPluginProtocol):
         app_config.dependencies["docbase_server"] = Provide(
             self._provide_server, use_cache=True, sync_to_thread=False
         )
+        app_config.state[SERVER_STATE] = self.server  # for handlers that skip injection
         app_config.route_handlers.append(self.router())
         if self.manage_lifespan:
             app_config.on_startup.append(self.server.open)

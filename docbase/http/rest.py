@@ -14,7 +14,7 @@ from litestar.params import FromPath
 
 from docbase.core.hooks.calling import HOOK_LOG
 from docbase.http import operations as op
-from docbase.http.context import Ctx, ServerDependency
+from docbase.http.context import Ctx, ServerDependency, context_of
 from docbase.http.context import route as route_request
 from docbase.http.cors import preflight
 from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
@@ -65,11 +65,10 @@ async def create_documents(request: HttpRequest, ctx: Ctx, collection: Param) ->
 
 
 @get(paths(DOCUMENT))
-async def get_document(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
-) -> Reply:
-    """``GET /rest/<c>/ID``."""
-    return await op.read_one(request, ctx.collection(collection), document_id)
+async def get_document(request: HttpRequest) -> Reply:
+    """``GET /rest/<c>/ID`` (context and path read directly: the hottest path)."""
+    ctx, path = await context_of(request), request.path_params
+    return await op.read_one(request, ctx.collection(path["collection"]), path["document_id"])
 
 
 @put(paths(DOCUMENT))

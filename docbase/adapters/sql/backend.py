@@ -133,7 +133,7 @@ class SqlBackend:
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
-                self._writer = GroupCommitWriter(engine, _begin_locked)
+                self._writer = GroupCommitWriter(engine, _begin_locked, self._bounded)
         else:
             _prepare_postgresql(sync_engine)
 
@@ -180,33 +180,26 @@ class SqlBackend:
             self._tables.clear()
         return await self._run(work, write=write)
 
-    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """Look ``document_id`` up on this thread if that costs no waiting (SQLite files).
+    def _cached_number(self, collection: str) -> int | None:
+        return self._tables.get(collection) if self._ready else None
 
-        Returns its body row (``[]``: no such document), or ``None`` when the lookup has to
-        run the usual way: not a SQLite file, layout not yet checked, collection number not
-        cached, or SQLite cannot answer at once (see :mod:`.loop_reads`).
+    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """Look ``document_id`` up on this thread (SQLite files; see :mod:`.loop_reads`).
+
+        Its body row (``[]``: none), or ``None``: ask the usual way (not a SQLite file,
+        collection number not cached, SQLite cannot answer at once).
         """
-        reader = self._loop_reader
-        if reader is None or not self._ready:
+        number = self._cached_number(collection)
+        if self._loop_reader is None or number is None:
             return UNANSWERED
-        number = self._tables.get(collection)
-        if number is None:
-            return UNANSWERED
-        return reader.body(number, document_id)
+        return self._loop_reader.body(number, document_id)
 
     async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """Look ``document_id`` up the short way when there is one (see :meth:`read_body_now`).
-
-        SQLite files answer on this thread; PostgreSQL through asyncpg directly
-        (:mod:`.pg_point_reads`). ``None``: the lookup has to run the usual way.
-        """
+        """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`)."""
         if self._pg_reader is None:
             return self.read_body_now(collection, document_id)
-        number = self._tables.get(collection) if self._ready else None
-        if number is None:
-            return UNANSWERED
-        return await self._pg_reader.body(number, document_id)
+        number = self._cached_number(collection)
+        return UNANSWERED if number is None else await self._pg_reader.body(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:
         async with self._turn():
@@ -223,11 +216,17 @@ class SqlBackend:
                     self._threads, self._run_sync, self.engine, work, write)
 
     def _run_sync(self, engine: sa.Engine, work: Work[T], write: bool) -> T:
-        with engine.connect() as conn, within(self.query_timeout), self._interrupted(conn):
+        with engine.connect() as conn, self._bounded(conn):
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
             with _begin_write(conn):
                 return work(conn)
+
+    @contextlib.contextmanager
+    def _bounded(self, conn: sa.Connection) -> Iterator[None]:
+        """Run the block as one operation limited to ``query_timeout`` seconds."""
+        with within(self.query_timeout), self._interrupted(conn):
+            yield
 
     @contextlib.contextmanager
     def _interrupted(self, conn: sa.Connection) -> Iterator[None]:

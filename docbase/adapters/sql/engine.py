@@ -92,9 +92,9 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
     asyncpg = importlib.import_module("asyncpg")  # found above; loaded for PostgreSQL only
     dsn = parsed.set(drivername="postgresql", query=query).render_as_string(
         hide_password=False)
-    settings = {"jit": "off", **({"search_path": schema} if isinstance(schema, str) else {})}
-    pg_point_reads.register(engine, functools.partial(asyncpg.connect, dsn,
-                                                      server_settings=settings))
+    pg_point_reads.register(engine, functools.partial(
+        asyncpg.connect, dsn, server_settings={**settings, "jit": "off"},
+        timeout=connect_args["timeout"]))
     return engine
 
 

@@ -26,6 +26,7 @@ import threading
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
@@ -44,12 +45,16 @@ class GroupCommitWriter:
     """Runs the writes of one SQLite engine in batches, one transaction per batch.
 
     ``begin`` makes SQLAlchemy's transaction of a batch on a connection of ``engine``
-    whose driver connection already holds the write lock (:func:`take_write_lock`).
+    whose driver connection already holds the write lock (:func:`take_write_lock`);
+    ``bounded`` gives each write of the batch its own time limit (the store's
+    ``query_timeout``), as every other store operation has.
     """
 
-    def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any]) -> None:
+    def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
+                 bounded: Callable[[sa.Connection], AbstractContextManager[Any]]) -> None:
         self.engine = engine
         self._begin = begin
+        self._bounded = bounded
         self._lock = threading.Lock()
         self._pending: list[_Pending] = []
         self._active = False
@@ -93,7 +98,8 @@ class GroupCommitWriter:
                 take_write_lock(driver)
                 with self._begin(conn):
                     for work, _future in batch:
-                        outcomes.append(self._one(conn, driver, work))
+                        with self._bounded(conn):
+                            outcomes.append(self._one(conn, driver, work))
         except BaseException as exc:  # the batch's transaction failed: nothing was stored
             failed: tuple[bool, Any] = (False, _translated(exc))
             outcomes = [outcome if not outcome[0] else failed for outcome in outcomes]
