@@ -198,19 +198,24 @@ def serving(cwd: Path, *args: str, **kwargs: Any) -> Iterator[Served]:
 
 
 def child_processes(pid: int) -> list[int]:
-    """The ids of the processes whose parent is ``pid`` (a server's workers).
-
-    The helper process that ``multiprocessing`` starts beside spawned workers (its
-    resource tracker) is not a worker and is left out.
-    """
+    """The ids of the processes whose parent is ``pid`` (a server's workers), leaving
+    out multiprocessing's resource tracker."""
     found = []
     for status in Path("/proc").glob("[0-9]*/status"):
         try:
             fields = dict(line.split(":\t", 1) for line in status.read_text().splitlines()
                           if ":\t" in line)
-            command = (status.parent / "cmdline").read_bytes()
         except OSError:
             continue
-        if fields.get("PPid", "").strip() == str(pid) and b"resource_tracker" not in command:
+        if fields.get("PPid", "").strip() == str(pid) and not _is_resource_tracker(status.parent):
             found.append(int(status.parent.name))
     return found
+
+
+def _is_resource_tracker(process: Path) -> bool:
+    """Whether a child is multiprocessing's resource tracker, which spawned workers share
+    with their supervisor: a helper process, not a worker."""
+    try:
+        return b"resource_tracker" in (process / "cmdline").read_bytes()
+    except OSError:
+        return False

@@ -114,11 +114,12 @@ class GroupCommitWriter:
         try:
             result = work(conn)
         except Exception as exc:
-            try:
-                driver.execute("ROLLBACK TO docbase_write")
-                driver.execute("RELEASE docbase_write")
-            except sqlite3.Error:  # SQLite rolled the whole transaction back (disk full,
-                raise exc from None  # I/O error): the batch fails, with this cause
+            if not driver.in_transaction:
+                # SQLite rolled the whole transaction back itself (SQLITE_FULL, for one):
+                # the batch's earlier writes are gone too, so the batch fails with this
+                raise
+            driver.execute("ROLLBACK TO docbase_write")
+            driver.execute("RELEASE docbase_write")
             return False, exc
         driver.execute("RELEASE docbase_write")
         return True, result
