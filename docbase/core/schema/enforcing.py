@@ -69,6 +69,10 @@ def _secret(schema: CollectionSchema | None) -> frozenset[str]:
     return frozenset(f.name for f in schema.of_type(FieldType.PASSWORD))
 
 
+def _unique(schema: CollectionSchema | None) -> list[str]:
+    return [] if schema is None else [f.name for f in schema.fields if f.unique]
+
+
 def withhold(document: Document, secret: frozenset[str]) -> Document:
     """Remove the secret fields from ``document`` (in place); return it."""
     for name in secret:
@@ -103,17 +107,15 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
             return None
         return await self.schemas.get(collection)
 
-    async def _unique(self, collection: str) -> list[str]:
-        schema = await self._schema(collection)
-        return [] if schema is None else [f.name for f in schema.fields if f.unique]
-
     async def _secret(self, collection: str) -> frozenset[str]:
         return _secret(await self._schema(collection))
 
-    async def _check_reads(self, collection: str, paths: Sequence[Path | None]) -> None:
+    async def _check_reads(self, collection: str,
+                           paths: Sequence[Path | None]) -> frozenset[str]:
+        """Refuse reads by a password field; return the collection's password fields."""
         secret = await self._secret(collection)
         if not secret:
-            return
+            return secret
         for path in paths:
             if path is None:
                 raise InvalidQuery(f"text search (filter=) is not available on "
@@ -121,12 +123,14 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
             if path and path[0] in secret:
                 raise InvalidQuery(f"the password field {path[0]!r} cannot be queried, "
                                    "sorted, grouped or aggregated")
+        return secret
 
     # ------------------------------------------------------------------ writes
 
     async def insert(self, collection: str, documents: Sequence[Document]) -> None:
         """Claim the unique values, insert, and withhold the password fields."""
-        unique = await self._unique(collection)
+        schema = await self._schema(collection)
+        unique = _unique(schema)
         claims = [c for d in documents for c in claims_of(collection, unique, d)]
         await self.claims.claim(claims)
         try:
@@ -134,7 +138,7 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
         except BaseException:
             await self.claims.release(claims)
             raise
-        secret = await self._secret(collection)
+        secret = _secret(schema)
         for document in documents:
             withhold(document, secret)
 
@@ -148,8 +152,8 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
         expected_version: int | None = None,
     ) -> Document:
         """Claim the unique values the update brings, update, release the ones it drops."""
-        unique = await self._unique(collection)
-        secret = await self._secret(collection)
+        schema = await self._schema(collection)
+        unique, secret = _unique(schema), _secret(schema)
         touched = {op.path[0] for op in update.ops}
         if not touched & set(unique):
             document = await self.inner.update(collection, document_id, update, stamp=stamp,
@@ -181,23 +185,20 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
 
     async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         """Delete every group, then release the claims of the deleted documents."""
-        doomed: list[tuple[str, list[str], list[Document]]] = []
-        for group in deletions:
-            unique = await self._unique(group.collection)
+        doomed: dict[int, tuple[list[str], list[Document]]] = {}
+        for index, group in enumerate(deletions):
+            unique = _unique(await self._schema(group.collection))
             if unique:
-                doomed.append((group.collection, unique, await self.inner.find(
-                    group.collection, Query(filter=In(("_id",), group.ids), limit=None))))
+                doomed[index] = (unique, await self.inner.find(
+                    group.collection, Query(filter=In(("_id",), group.ids), limit=None)))
         deleted = await self.inner.delete_all(deletions)
-        gone = {(group.collection, document_id)
-                for group, ids in zip(deletions, deleted, strict=True) for document_id in ids}
-        for collection, unique, documents in doomed:
-            await self._release(collection, unique, documents,
-                                [d["_id"] for d in documents if (collection, d["_id"]) in gone])
+        for index, (unique, documents) in doomed.items():
+            await self._release(deletions[index].collection, unique, documents, deleted[index])
         return deleted
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Delete the matches, then release the claims of the deleted documents."""
-        unique = await self._unique(collection)
+        unique = _unique(await self._schema(collection))
         if not unique:
             return await self.inner.delete_where(collection, filter)
         doomed = await self.inner.find(collection, Query(filter=filter, limit=None))
@@ -220,9 +221,8 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Find documents (their password fields withheld)."""
-        await self._check_reads(collection, [
+        secret = await self._check_reads(collection, [
             *filter_paths(query.filter), *(key.path for key in query.sort)])
-        secret = await self._secret(collection)
         return [withhold(d, secret) for d in await self.inner.find(collection, query)]
 
     async def find_encoded(
@@ -233,9 +233,9 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
         The store underneath answers with its stored texts where it can
         (:class:`~docbase.core.ports.EncodedFind`); otherwise they are encoded here.
         """
-        await self._check_reads(collection, [
+        secret = await self._check_reads(collection, [
             *filter_paths(query.filter), *(key.path for key in query.sort)])
-        hidden = (*hide, *await self._secret(collection))
+        hidden = (*hide, *secret)
         find_encoded = getattr(self.inner, "find_encoded", None)
         if find_encoded is not None:
             found: list[msgspec.Raw] = await find_encoded(collection, query, hide=hidden)
