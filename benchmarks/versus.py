@@ -46,6 +46,10 @@ from typing import Any
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.http_bench import stop  # noqa: E402
+
 PEERS = Path("/tmp/versus-peers-venv")
 N = 10_000
 KEY = "versus-admin-key-0123456789abcdef"
@@ -117,12 +121,7 @@ class Contender:
 
     def stop(self) -> None:
         if self.process is not None:
-            self.process.terminate()
-            try:
-                self.process.wait(30)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                self.process.wait()
+            stop(self.process)
             self.process = None
 
 
