@@ -29,6 +29,7 @@ from docbase.core.query import (
     Text,
 )
 from docbase.core.update import IncOp, PushOp, SetOp, UnsetOp, Update, parse_update
+from docbase.testing.key_contract import DocumentKeysContract
 
 C = "things"
 
@@ -50,7 +51,7 @@ async def seed(store: DocumentStore, *bodies: dict[str, Any]) -> list[Document]:
     return documents
 
 
-class DocumentStoreContract:
+class DocumentStoreContract(DocumentKeysContract):
     """Tests every method of :class:`~docbase.core.ports.DocumentStore`."""
 
     # ---------------------------------------------------------------- insert / get

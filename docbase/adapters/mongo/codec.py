@@ -7,10 +7,13 @@
   is what ``filter=text`` searches, on the server, with core's case rules (MongoDB's
   ``$toLower`` only knows ASCII). Updates keep it current (see :mod:`.updates`); it is
   never returned.
-- Collection names, and field names used as keys of the search field, are stored as
-  given except that ``%``, ``$``, ``.`` and NUL are percent-encoded: MongoDB forbids
-  ``$`` and NUL, gives ``system.`` and dots a meaning, and a collection name without
-  dots never collides with the GridFS collections (``<bucket>.files``).
+- Document keys are stored through :func:`docbase.core.stored_keys.encode_key` (BSON
+  keys are C strings, so U+0000 is escaped; every ordinary key is stored as given), and
+  so is every field the store names in a query, sort, grouping, index or update.
+- Collection names, and the (stored) field names used as keys of the search field, are
+  stored as given except that ``%``, ``$``, ``.`` and NUL are percent-encoded: MongoDB
+  forbids ``$`` and NUL, gives ``system.`` and dots a meaning, and a collection name
+  without dots never collides with the GridFS collections (``<bucket>.files``).
 """
 
 from __future__ import annotations
@@ -25,6 +28,7 @@ from docbase.core.documents import SYSTEM_FIELDS, Document
 from docbase.core.evaluate import lowered_strings
 from docbase.core.ids import is_object_id
 from docbase.core.query import JSON
+from docbase.core.stored_keys import decode_key, decode_keys, encode_keys
 
 SEARCH_FIELD = "_docbase_search"
 """The hidden field holding each top-level field's lower-cased strings."""
@@ -44,10 +48,10 @@ def escape_name(name: str) -> str:
 
 def encode_document(document: Document) -> dict[str, Any]:
     """Encode a document for storage: ``_id`` as an ObjectId, the search field added."""
-    encoded = dict(document)
+    encoded = dict(encode_keys(document))
     encoded["_id"] = ObjectId(document["_id"])
     search = {}
-    for key, value in document.items():
+    for key, value in encoded.items():
         if key not in SYSTEM_FIELDS and (strings := lowered_strings(value)):
             search[escape_name(key)] = strings
     encoded[SEARCH_FIELD] = search
@@ -59,7 +63,8 @@ def decode_document(raw: Mapping[str, Any]) -> Document:
     document = dict(raw)
     document["_id"] = str(raw["_id"])
     document.pop(SEARCH_FIELD, None)
-    return document
+    decoded: Document = decode_keys(document)
+    return decoded
 
 
 def decode_value(value: Any) -> JSON:
@@ -69,7 +74,7 @@ def decode_value(value: Any) -> JSON:
     if isinstance(value, list):
         return [decode_value(item) for item in value]
     if isinstance(value, dict):
-        return {key: decode_value(item) for key, item in value.items()}
+        return {decode_key(key): decode_value(item) for key, item in value.items()}
     return value
 
 

@@ -99,12 +99,24 @@ def rank(scope: Scope, x: Expr) -> Expr:
     ], "default": 0}}, "t")
 
 
+def plain_field(step: str) -> bool:
+    """Tell whether MongoDB reads ``step`` as the key it is in a field path or query."""
+    return not step.startswith("$") and "." not in step
+
+
+def member(node: str, step: str) -> Expr:
+    """The member ``step`` of the object ``node`` (a variable); any key, ``$`` or dots too."""
+    if plain_field(step):
+        return f"{node}.{step}"
+    return {"$getField": {"field": literal(step), "input": node}}
+
+
 def _step(scope: Scope, node: str, step: str) -> Expr:
     """List the values one path step reaches from ``node`` (a variable)."""
-    child = f"{node}.{step}"
+    child = member(node, step)
     from_elements = scope.each(
-        scope.keep(node, lambda e: {"$and": [is_object(e), is_present(f"{e}.{step}")]}),
-        lambda e: f"{e}.{step}",
+        scope.keep(node, lambda e: {"$and": [is_object(e), is_present(member(e, step))]}),
+        lambda e: member(e, step),
     )
     index = array_index(step)
     if index is not None:
@@ -223,7 +235,7 @@ def ordered(scope: Scope, x: Expr, value: JSON, allowed: Sequence[int]) -> Expr:
 def plain_value(scope: Scope, path: Path) -> Expr:
     """Follow objects only, as ``grouping.group_key``; missing anywhere is missing."""
     def follow(o: str, step: str) -> Expr:
-        return {"$cond": [is_object(o), f"{o}.{step}", "$$REMOVE"]}
+        return {"$cond": [is_object(o), member(o, step), "$$REMOVE"]}
 
     current: Expr = ROOT
     for step in path:

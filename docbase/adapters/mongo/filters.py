@@ -52,6 +52,7 @@ from docbase.core.query import (
     Regex,
     Text,
 )
+from docbase.core.stored_keys import encode_names
 
 MATCH_NOTHING: dict[str, Any] = {"_id": {"$exists": False}}
 _RANGES: dict[type, tuple[str, tuple[int, ...]]] = {
@@ -72,7 +73,8 @@ class CompiledFilter(NamedTuple):
 def compile_filter(filter: Filter) -> CompiledFilter:
     """Split ``filter`` into a server query and a residual checked by core."""
     server, client = _split(filter)
-    return CompiledFilter({} if server is None else _query(server), client)
+    # the server sees stored field names; the residual is checked on decoded documents
+    return CompiledFilter({} if server is None else _query(encode_names(server)), client)
 
 
 def _split(filter: Filter) -> tuple[Filter | None, Filter | None]:
@@ -136,7 +138,7 @@ def _scalar(value: JSON) -> bool:
 
 def _native(filter: FieldFilter) -> dict[str, Any] | None:
     """Return the native condition if it is exact for every document, else ``None``."""
-    if len(filter.path) != 1:
+    if len(filter.path) != 1 or not ex.plain_field(filter.path[0]):
         return None
     field = filter.path[0]
     match filter:

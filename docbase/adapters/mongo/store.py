@@ -50,6 +50,7 @@ from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.query.deadline import within
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
+from docbase.core.stored_keys import encode_names, encode_path
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
@@ -134,7 +135,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         if oid is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         target = self._collection(collection)
-        native = compile_update(update, stamp)
+        native = compile_update(encode_names(update), stamp)
         if native is not None:
             selector: Raw = {"_id": oid}
             if expected_version is not None:
@@ -260,6 +261,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
     ) -> list[Document] | None:
         """Filter, sort and page on the server; ``None`` if the sort needs core."""
         target = self._collection(collection)
+        query = encode_names(query)  # the sort and projection name stored fields
         with translated(f"query {collection!r}"):
             if query.sort and await self._run(target, unsortable_pipeline(match, query.sort)):
                 return None
@@ -297,7 +299,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         """Group and aggregate in one ``$group`` stage, or with core when it must."""
         compiled = compile_filter(filter)
         if compiled.residual is None:
-            pipeline = group_pipeline(compiled.query, groupby, aggregates)
+            pipeline = group_pipeline(compiled.query, [encode_path(path) for path in groupby],
+                                      [encode_names(spec) for spec in aggregates])
             with translated(f"aggregate {collection!r}"):
                 raw = await self._run(self._collection(collection), pipeline)
             rows = decode_rows(raw, groupby, aggregates)
@@ -327,7 +330,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create an ascending index; unique ones leave missing and null alone."""
         with translated(f"index {'.'.join(path)!r} of {collection!r}"):
-            await ensure_index(self._collection(collection), path, unique=unique)
+            await ensure_index(self._collection(collection), encode_path(path), unique=unique)
 
     async def _run(self, target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
         # sort keys are computed, so no index serves a sort: let big sorts spill to disk

@@ -24,6 +24,7 @@ import sqlalchemy as sa
 
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.core.query import JSON, Aggregate, AggregateRow, Filter, Path
+from docbase.core.stored_keys import decode_keys, encode_path
 
 _decode = msgspec.json.Decoder().decode
 
@@ -31,7 +32,7 @@ Decoder = Callable[[Sequence[Any]], list[AggregateRow]]
 
 
 def _json(text: str | None) -> JSON:
-    return None if text is None else _decode(text)
+    return None if text is None else decode_keys(_decode(text))
 
 
 def aggregate_statement(
@@ -46,7 +47,7 @@ def aggregate_statement(
     inner: list[Any] = []
     groups = []
     for i, path in enumerate(groupby):
-        value = root.walk(path)
+        value = root.walk(encode_path(path))
         groups.append(compiler.key(value).label(f"g{i}"))
         inner.append(dialect.json_text(value).label(f"gj{i}"))
     inner.extend(groups)
@@ -59,7 +60,7 @@ def aggregate_statement(
     for j, spec in enumerate(aggregates):
         if spec.func == "COUNT":
             continue
-        value = root.walk(spec.path)
+        value = root.walk(encode_path(spec.path))
         if spec.func in ("SUM", "AVG"):
             number = value.number()
             inner.append(number.label(f"n{j}"))

@@ -51,6 +51,7 @@ from docbase.core.query import (
     SortKey,
     Text,
 )
+from docbase.core.stored_keys import encode_names
 
 _SCALARS = frozenset({"number", "string", "boolean"})
 
@@ -95,11 +96,11 @@ class QueryCompiler:
 
     def where(self, filter: Filter) -> Condition:
         """Compile ``filter`` on whole documents to a WHERE condition."""
-        return self.compile(filter, self.root)
+        return self.compile(encode_names(filter), self.root)
 
     def order_by(self, sort: Sequence[SortKey]) -> list[UnaryExpression[Any]]:
         """Compile ``sort`` then ``_id`` ascending to ORDER BY expressions."""
-        return [*(self.sort_key(key) for key in sort), self.table.c.id.asc()]
+        return [*(self.sort_key(encode_names(key)) for key in sort), self.table.c.id.asc()]
 
     # ------------------------------------------------------------------ conditions
 

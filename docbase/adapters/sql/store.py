@@ -27,14 +27,27 @@ from docbase.core.evaluate import search_strings
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
+from docbase.core.stored_keys import (
+    decode_keys,
+    encode_keys,
+    encode_path,
+    json_needs_decoding,
+    json_needs_encoding,
+)
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
 _CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
 _encode = msgspec.json.Encoder().encode
-_decode = msgspec.json.Decoder().decode
+_decode_json = msgspec.json.Decoder().decode
 _shape = msgspec.msgpack.Encoder().encode
+
+
+def _decode(body: str) -> Any:
+    """Decode a stored body, its keys too when it may hold encoded ones."""
+    value = _decode_json(body)
+    return decode_keys(value) if json_needs_decoding(body) else value
 
 
 def _text(value: Any) -> str | None:
@@ -77,7 +90,10 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
 
     @staticmethod
     def _row(document: Document) -> Row:
-        return (document["_id"], _encode(document).decode(), _text(document.get("_parent_id")),
+        body = _encode(document)
+        if json_needs_encoding(body):  # a rare key holding U+0000 or U+0001
+            body = _encode(encode_keys(document))
+        return (document["_id"], body.decode(), _text(document.get("_parent_id")),
                 document.get("_version", 0), _text(document.get("_created")),
                 _text(document.get("_changed")), _encode(search_strings(document)).decode())
 
@@ -139,7 +155,8 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
         in_sql = self._drops_fields_in_sql
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
-            return [msgspec.Raw(body) for body in bodies]
+            return [msgspec.Raw(body if not json_needs_decoding(body) else
+                                _encode(_decode(body))) for body in bodies]
         dropped = frozenset(hide)
         return [msgspec.Raw(_encode({k: v for k, v in _decode(body).items() if k not in dropped}))
                 for body in bodies]
@@ -314,7 +331,8 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create the expression indexes of ``path`` (see :mod:`.indexes`)."""
         def work(conn: sa.Connection) -> None:
-            indexes.ensure_index(conn, self.backend, collection, path, unique=unique)
+            indexes.ensure_index(conn, self.backend, collection, encode_path(path),
+                                 unique=unique)
 
         await self.backend.run(work, write=True)
 
