@@ -83,7 +83,8 @@ class Database(AsyncResource):
         cascade = CascadedDeletes(self.relations, self.documents)
         self.pipeline = Pipeline(
             write_stages(store=self.documents, relations=self.relations, cascade=cascade,
-                         hooks=self.hooks, validators=self.validators, changes=self.changes),
+                         hooks=self.hooks, validators=self.validators, changes=self.changes,
+                         limits=self.limits),
             read_stages(hooks=self.hooks, schemas=self.schemas),
         )
         cascade.pipeline = self.pipeline

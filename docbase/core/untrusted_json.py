@@ -9,14 +9,18 @@ integer outside the signed 64-bit range, so nothing of the kind reaches a store 
 query compilers. ``NaN``, ``Infinity`` and numbers beyond the float range are not
 JSON: the decoder refuses them already.
 
-A document (a request body) may not hold NUL (U+0000) in a key or a string either:
-PostgreSQL's ``jsonb`` cannot store it anywhere and BSON cannot store it in a key, so
-rather than an answer that depends on the engine, every engine refuses it alike.
-Keys starting with ``$`` or holding ``.`` are stored as given on every engine.
+A document (a request body, and every document or update value the library stores:
+:mod:`docbase.core.pipeline.content`) is held to more: no NUL (U+0000) in a string,
+since PostgreSQL's ``jsonb`` cannot store it anywhere, and only JSON values (``dict``
+with ``str`` keys, ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``),
+since each engine would store anything else its own way or fail on it. Keys may hold
+NUL, or start with ``$`` or hold ``.``: every engine stores them exactly
+(:mod:`docbase.core.stored_keys`).
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import msgspec
@@ -46,31 +50,44 @@ def check_bounds(value: Any, what: str, max_depth: int | None, *,
     """Refuse ``value`` nesting deeper than ``max_depth`` or holding a too large integer.
 
     The depth counts every object and array level (a scalar is 0). The walk goes level
-    by level without recursion, so any decoded value is measured, and it stops at the
-    first level past ``max_depth``. ``None`` checks the integers only. A ``document``
-    may not hold NUL in a key or a string.
+    by level without recursion, so any value is measured, and it stops at the first
+    level past ``max_depth``. ``None`` checks the integers only. A ``document`` may not
+    hold NUL in a string, nor anything but JSON values.
 
     Raises:
         InvalidQuery: the value nests too deeply, holds an integer outside
-            ``INT64_MIN..INT64_MAX`` or (a ``document``) a NUL; the message names
-            ``what``.
+            ``INT64_MIN..INT64_MAX``, a float that is not finite or (a ``document``) a
+            NUL in a string, a key that is not a string or a value that is not JSON;
+            the message names ``what``.
 
     """
     depth, level = 0, [value]
     while level:
         containers = []
         for node in level:
-            if isinstance(node, dict | list):
+            kind = type(node)
+            if kind is dict or kind is list:
                 containers.append(node)
-                if document and isinstance(node, dict) and any("\x00" in k for k in node):
-                    raise InvalidQuery(f"{what} holds a key with a NUL character, which "
+                if document and kind is dict and any(type(key) is not str for key in node):
+                    raise InvalidQuery(f"{what} holds a key that is not a string")
+            elif kind is str:
+                if document and "\x00" in node:
+                    raise InvalidQuery(f"{what} holds a string with a NUL character, which "
                                        "not every engine can store")
-            elif type(node) is int and not INT64_MIN <= node <= INT64_MAX:
-                raise InvalidQuery(f"{what} holds the integer {node}, outside the 64-bit "
-                                   "range every engine stores; send it as a string")
-            elif document and isinstance(node, str) and "\x00" in node:
-                raise InvalidQuery(f"{what} holds a string with a NUL character, which "
-                                   "not every engine can store")
+            elif kind is int:
+                if not INT64_MIN <= node <= INT64_MAX:
+                    raise InvalidQuery(f"{what} holds the integer {node}, outside the 64-bit "
+                                       "range every engine stores; send it as a string")
+            elif kind is float:
+                if not math.isfinite(node):
+                    raise InvalidQuery(f"{what} holds the number {node}, which JSON cannot "
+                                       "express")
+            elif kind is not bool and node is not None:
+                if isinstance(node, dict | list):
+                    containers.append(node)
+                elif document:
+                    raise InvalidQuery(f"{what} holds a {kind.__name__} ({node!r:.40}), "
+                                       "which is not a JSON value")
         if not containers:
             return
         depth += 1

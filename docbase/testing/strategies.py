@@ -9,7 +9,8 @@ documents, and sizes stay modest (at most 8 documents per set, values nested at 
 Generated data stays inside what every backend can store and compare the same way:
 numbers are integers within ±2**53 or finite floats that round-trip exactly through
 JSON; strings never hold NUL or lone surrogates; keys never start with ``$`` or ``_``
-and never contain ``.``; regular expressions come from a small portable set.
+and never contain ``.`` (two of :data:`FIELDS` hold NUL and U+0001); regular
+expressions come from a small portable set.
 
 :func:`filter_to_json` turns a parsed filter back into a ``q`` object (the inverse of
 :func:`docbase.core.query.parse_filter` on its output), for round-trip properties.
@@ -51,8 +52,9 @@ from docbase.core.query import (
 )
 from docbase.core.update import IncOp, PullOp, PushOp, SetOp, UnsetOp, Update, UpdateOp
 
-FIELDS = ("a", "b", "c", "tags", "items")
-"""The field names documents and queries are built from."""
+FIELDS = ("a", "b", "c", "tags", "items", "a\x00", "\x01")
+"""The field names documents and queries are built from (with NUL and the escape
+character of stored keys, :mod:`docbase.core.stored_keys`)."""
 
 INDEXES = ("0", "1")
 """Numeric path steps (array indexes) that paths may contain after the first step."""

@@ -1,7 +1,8 @@
 """The order of the stages, written once.
 
 Every write, from HTTP or the library, passes :func:`write_stages` in this order:
-authorize, validate (schemas), before-hooks, the store operation,
+authorize, validate (schemas), before-hooks, the document rules of
+:mod:`.content`, the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
 passes :func:`read_stages`: authorize, refuse a collection a strict database does not
 define, then the before-read hooks. A feature adds a
@@ -15,6 +16,7 @@ from collections.abc import Sequence
 from docbase.core.changes import ChangeBus
 from docbase.core.events import ReadEvent, WriteEvent
 from docbase.core.hooks import HookRegistry
+from docbase.core.pipeline.content import CheckDocumentContent
 from docbase.core.pipeline.stages import (
     AuthorizeRead,
     AuthorizeWrite,
@@ -32,6 +34,7 @@ from docbase.core.ports import DocumentStore
 from docbase.core.relations import Relations
 from docbase.core.schema.registry import SchemaRegistry
 from docbase.core.schema.strict import RequireDefinedCollection
+from docbase.core.settings import Limits
 
 
 def write_stages(
@@ -42,12 +45,14 @@ def write_stages(
     hooks: HookRegistry,
     validators: list[Validator],
     changes: ChangeBus,
+    limits: Limits,
 ) -> list[WriteStage]:
     """The stages of the write pipeline, in the order they run."""
     return [
         AuthorizeWrite(),
         ValidateWrite(validators),
         RunWriteHooks(hooks, after=False),
+        CheckDocumentContent(limits),
         StoreWrite(store, relations, cascade),
         RunWriteHooks(hooks, after=True),
         PublishChange(changes),
