@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import datetime
 import decimal
-from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -45,10 +44,8 @@ REFUSED: dict[str, tuple[dict[str, Any], str]] = {
 
 
 @pytest.fixture
-async def db(stores: Any) -> AsyncIterator[Database]:
-    store, blobs = stores
-    database = Database(store, blobs)
-    yield database
+def db(stores: Any) -> Database:
+    return Database(*stores)
 
 
 @pytest.mark.parametrize("case", list(REFUSED))

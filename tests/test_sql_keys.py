@@ -15,6 +15,7 @@ from docbase.adapters.sql import SqlDocumentStore, create_engine
 from docbase.adapters.sql.keys import encode_key
 from docbase.core.evaluate import search_strings
 from docbase.core.ordering import compare
+from docbase.core.stored_keys import encode_keys
 from docbase.testing import strategies as gen
 from tests.backends import IN_CI, postgresql_schema
 
@@ -64,6 +65,7 @@ async def postgresql() -> AsyncIterator[AsyncEngine]:
 @given(values=st.lists(gen.json_values(3), min_size=1, max_size=8))
 async def test_postgresql_keys_equal_python_keys(postgresql: AsyncEngine,
                                                  values: list[Any]) -> None:
+    values = [encode_keys(v) for v in values]  # PostgreSQL only ever holds stored keys
     texts = [msgspec.json.encode(v).decode() for v in values]
     async with postgresql.connect() as conn:
         raw = await conn.get_raw_connection()
