@@ -35,7 +35,6 @@ import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -55,6 +54,7 @@ sys.path.insert(0, str(ROOT))
 from benchmarks.http_bench import stop  # noqa: E402
 from benchmarks.versus import PEERS  # noqa: E402
 from benchmarks.versus import install as install_peers  # noqa: E402
+from docbase.testing.loopback import free_port  # noqa: E402
 
 KEY = "media-bench-admin-key-0123456789abcdef"
 BOUNDARY = "media-bench-boundary"
@@ -73,13 +73,6 @@ class Result:
     thumb_again_p50_ms: float = 0.0
     thumb_again_p99_ms: float = 0.0
     notes: list[str] = field(default_factory=list)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def wait_ready(url: str, headers: dict[str, str], seconds: float = 60) -> None:

@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
@@ -23,6 +22,8 @@ from typing import Any
 
 import httpx
 
+from docbase.testing.loopback import free_port
+
 START_TIMEOUT = 30.0
 
 
@@ -30,13 +31,6 @@ def docbase_command() -> list[str]:
     """The ``docbase`` console script next to this interpreter, else ``python -m``."""
     script = Path(sys.executable).parent / "docbase"
     return [str(script)] if script.exists() else [sys.executable, "-m", "docbase.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None,

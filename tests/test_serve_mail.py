@@ -19,7 +19,8 @@ from typing import Any
 
 import httpx
 
-from tests.smtp_capture import free_port, smtp_server
+from docbase.testing.loopback import free_port
+from tests.smtp_capture import smtp_server
 from tests.test_serve_harness import Served, child_processes, launch, run_cli, serving
 
 SETTINGS_STALENESS = 1.1
