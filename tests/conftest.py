@@ -8,7 +8,7 @@ import pytest
 pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
 
 from tests.backends import BACKENDS  # noqa: E402
-from tests.served_engines import ENGINES, engine_storage  # noqa: E402
+from tests.served_engines import ENGINES, engine_storage, postgresql_storage  # noqa: E402
 from tests.test_serve_harness import Served, serving  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
@@ -40,3 +40,11 @@ def engine_server(request: pytest.FixtureRequest,
     with (engine_storage(request.param, directory) as storage,
           serving(directory, "--storage", storage) as server):
         yield server
+
+
+@pytest.fixture
+def schema_url() -> Iterator[str]:
+    """A fresh PostgreSQL schema's storage URL, for servers started by the test (skipped
+    locally without PostgreSQL)."""
+    with postgresql_storage() as url:
+        yield url

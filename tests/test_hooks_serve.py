@@ -5,12 +5,11 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 HOOKS_V1 = '''
@@ -87,13 +86,6 @@ def test_serve_refuses_to_start_with_a_broken_hooks_file(tmp_path: Path) -> None
     assert result.returncode != 0
     assert "hooks" in result.stderr
     assert "job schedule 'not cron'" in result.stderr
-
-
-@pytest.fixture
-def schema_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    with postgresql_storage() as url:
-        yield url
 
 
 @pytest.mark.postgres

@@ -1,12 +1,10 @@
-"""Loopback networking for tests and benchmarks: free ports and listeners coming up.
+"""Loopback networking for tests and benchmarks: free ports, listeners answering.
 
 The one place the test suite, :mod:`docbase.testing.mongo_wire` and the scripts in
-``benchmarks/`` pick a port for a server they start and wait for it to listen::
+``benchmarks/`` pick a port for a server they start::
 
     port = free_port()
     process = subprocess.Popen(["some-server", "--port", str(port)])
-    if not wait_until_listening(port, within=30):
-        raise RuntimeError("the server did not listen")
 
 A port free now may be taken by another process before the server binds it (several
 test runs share a machine): callers that can tell that case apart start again on a new
@@ -16,9 +14,8 @@ port. Only the standard library is used here.
 from __future__ import annotations
 
 import socket
-import time
 
-__all__ = ["HOST", "accepts_connections", "free_port", "wait_until_listening"]
+__all__ = ["HOST", "accepts_connections", "free_port"]
 
 HOST = "127.0.0.1"
 """The loopback interface test servers listen on."""
@@ -40,12 +37,3 @@ def accepts_connections(port: int, host: str = HOST) -> bool:
     except OSError:
         return False
 
-
-def wait_until_listening(port: int, *, within: float, host: str = HOST) -> bool:
-    """Wait up to ``within`` seconds for ``host:port`` to accept; return whether it did."""
-    deadline = time.monotonic() + within
-    while not accepts_connections(port, host):
-        if time.monotonic() >= deadline:
-            return False
-        time.sleep(0.05)
-    return True
