@@ -5,12 +5,11 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from tests.test_serve_harness import run_cli, serving
+from tests.test_serve_harness import eventually, run_cli, serving
 
 HOOKS_V1 = '''
 from docbase import Hook
@@ -41,13 +40,6 @@ def setup(db):
         await ctx.db.collection("ticks").insert({"tick": ctx.tick.isoformat(),
                                                  "pid": os.getpid()})
 '''
-
-
-def eventually(check: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.2)
 
 
 def test_serve_loads_hooks_files_named_in_the_config_and_reloads_them_on_sighup(

@@ -16,7 +16,7 @@ import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -180,6 +180,15 @@ def wait_ready(served: Served, timeout: float = START_TIMEOUT) -> None:
         time.sleep(0.1)
     served.stop(signal.SIGKILL)
     raise AssertionError(f"docbase serve not ready within {timeout}s:\n{served.output()}")
+
+
+def eventually(condition: Callable[[], bool], what: str = "the condition",
+               timeout: float = 20) -> None:
+    """Wait until ``condition()`` holds, as other processes act; fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
 
 
 @contextlib.contextmanager
