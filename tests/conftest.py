@@ -5,7 +5,10 @@ from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
+pytest.register_assert_rewrite("docbase.testing.contract",
+                               "docbase.testing.document_reads_contract",
+                               "docbase.testing.document_writes_contract",
+                               "docbase.testing.differential_suite")
 
 from tests.backends import BACKENDS  # noqa: E402
 from tests.served_engines import ENGINES, engine_storage, postgresql_storage  # noqa: E402
