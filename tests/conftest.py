@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -51,3 +52,14 @@ def schema_url() -> Iterator[str]:
     locally without PostgreSQL)."""
     with postgresql_storage() as url:
         yield url
+
+
+@pytest.fixture
+async def live(stores: Any, tmp_path: Path) -> AsyncIterator[Any]:
+    """docbase served over HTTPS in this event loop (a ``LiveDocbase``), its database
+    "main" on every backend; a module needing other settings defines its own."""
+    from docbase import Database
+    from docbase.http.testing import live_docbase
+
+    async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
+        yield running
