@@ -27,7 +27,6 @@ import platform
 import re
 import shutil
 import signal
-import socket
 import ssl
 import statistics
 import subprocess
@@ -50,6 +49,7 @@ from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import Deployment, ensure_data_dir, resolve  # noqa: E402
 from docbase.http import serve  # noqa: E402
 from docbase.http.tls import ensure_self_signed  # noqa: E402
+from docbase.testing.loopback import free_port  # noqa: E402
 
 BARE_APP = "benchmarks.bare_app:create_app"
 PG_DATABASE = "docbase_http_bench"
@@ -212,7 +212,7 @@ def measure(server: str, contender: str, args: argparse.Namespace, work: Path,
         }.get(contender)
         if contender == "docbase-postgresql":
             storage = stack.enter_context(pg_database(args.postgres_url))
-        deployment = resolve(data_dir=str(data_dir), port=_free_port(), workers=args.workers,
+        deployment = resolve(data_dir=str(data_dir), port=free_port(), workers=args.workers,
                              storage=storage, certfile=str(certfile), keyfile=str(keyfile))
         key: str | None = None
         target = BARE_APP
@@ -363,13 +363,6 @@ def main() -> None:
                 for contender in contenders:
                     results += measure(server, contender, args, work, certfile, keyfile)
     report(results, args)
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 if __name__ == "__main__":

@@ -29,13 +29,13 @@ Needs ``wrk`` (``apt-get install wrk``) and, for docbase-postgresql, PostgreSQL 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import hashlib
 import io
 import json
 import os
 import re
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -52,9 +52,10 @@ from PIL import Image
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from benchmarks.http_bench import stop  # noqa: E402
-from benchmarks.versus import PEERS  # noqa: E402
+from benchmarks.http_bench import pg_database, pg_reachable, stop  # noqa: E402
+from benchmarks.versus import PEERS, wait_ready  # noqa: E402
 from benchmarks.versus import install as install_peers  # noqa: E402
+from docbase.testing.loopback import free_port  # noqa: E402
 
 KEY = "media-bench-admin-key-0123456789abcdef"
 BOUNDARY = "media-bench-boundary"
@@ -73,25 +74,6 @@ class Result:
     thumb_again_p50_ms: float = 0.0
     thumb_again_p99_ms: float = 0.0
     notes: list[str] = field(default_factory=list)
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def wait_ready(url: str, headers: dict[str, str], seconds: float = 60) -> None:
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        try:
-            if httpx.get(url, headers=headers, timeout=2).status_code == 200:
-                return
-        except httpx.TransportError:
-            pass
-        time.sleep(0.2)
-    raise SystemExit(f"not ready: {url}")
 
 
 def photo(number: int) -> bytes:
@@ -292,17 +274,6 @@ def measure(contender: Contender, size_mb: int, repeat: int, duration: int,
     return result
 
 
-def postgres_database(url: str, name: str, *, create: bool) -> str | None:
-    admin = ["psql", url, "-q", "-c", f"DROP DATABASE IF EXISTS {name}"]
-    if create:
-        admin += ["-c", f"CREATE DATABASE {name}"]
-    done = subprocess.run(admin, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        print(f"PostgreSQL unavailable at {url}: {done.stderr.strip()}", file=sys.stderr)
-        return None
-    return url.rsplit("/", 1)[0] + "/" + name
-
-
 def table(results: list[Result]) -> str:
     reference = next((r for r in results if r.contender == "pocketbase"), None)
     rows = [("upload MB/s", "upload_mb_s", True), ("download MB/s", "download_mb_s", True),
@@ -346,19 +317,18 @@ def main() -> None:
     photos = [photo(n) for n in range(PHOTOS)]
     print(f"files: one of {args.size_mb} MiB; {PHOTOS} JPEG photos 3000x2000 of "
           f"{statistics.mean(map(len, photos)) / 1e6:.1f} MB on average", flush=True)
-    pg_name = "docbase_media_bench"
     contenders: dict[str, Contender] = {"pocketbase": PocketBase()}
     for workers in (1, 2):
         sqlite = Docbase("sqlite", None, workers)
         contenders[sqlite.name] = sqlite
-    if any(name.startswith("docbase-postgresql") for name in wanted):
-        url = postgres_database(args.postgres_url, pg_name, create=True)
-        if url is not None:
+    results = []
+    with contextlib.ExitStack() as stack:
+        if (any(name.startswith("docbase-postgresql") for name in wanted)
+                and pg_reachable(args.postgres_url)):
+            url = stack.enter_context(pg_database(args.postgres_url, "docbase_media_bench"))
             for workers in (1, 2):
                 postgres = Docbase("postgresql", url, workers)
                 contenders[postgres.name] = postgres
-    results = []
-    try:
         for name in wanted:
             contender = contenders.get(name)
             if contender is None:
@@ -371,9 +341,6 @@ def main() -> None:
             results.append(result)
             print(json.dumps(asdict(result)) if args.json else
                   f"{name}: {asdict(result)}", flush=True)
-    finally:
-        if any(name.startswith("docbase-postgresql") for name in contenders):
-            postgres_database(args.postgres_url, pg_name, create=False)
     if not args.json:
         print()
         print(table(results))

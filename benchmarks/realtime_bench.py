@@ -27,7 +27,6 @@ import contextlib
 import multiprocessing
 import os
 import platform
-import socket
 import ssl
 import statistics
 import subprocess
@@ -44,14 +43,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.http_bench import pg_database, stop  # noqa: E402
+from docbase.testing.loopback import free_port  # noqa: E402
 from docbase.testing.sse import open_events  # noqa: E402
-
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def _docbase(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
@@ -63,7 +56,7 @@ def _docbase(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 @contextlib.contextmanager
 def docbase_serve(work: Path, storage: str | None) -> Iterator[tuple[str, str, Path]]:
     """Run ``docbase serve`` with realtime on; yield its URL, admin key and certificate."""
-    port = _free_port()
+    port = free_port()
     data = work / "data"
     options = ["--data-dir", str(data), *(["--storage", storage] if storage else [])]
     env = dict(os.environ, PYTHONPATH=str(ROOT))

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import AsyncIterator, Callable
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -170,6 +171,20 @@ async def postgresql_schema() -> AsyncIterator[str]:
         async with admin.begin() as conn:
             await conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
         await admin.dispose()
+
+
+@contextlib.asynccontextmanager
+async def sql_url(kind: str, directory: Path) -> AsyncIterator[str]:
+    """The storage URL of an empty SQL database of ``kind``: ``sqlite-file`` (a file in
+    ``directory``, which several stores and processes may open at once),
+    ``sqlite-memory`` or ``postgresql`` (a fresh schema, dropped afterwards)."""
+    if kind == "sqlite-file":
+        yield f"sqlite:///{directory}/docbase.db"
+    elif kind == "sqlite-memory":
+        yield "sqlite://"
+    else:
+        async with postgresql_schema() as url:
+            yield url
 
 
 @contextlib.asynccontextmanager

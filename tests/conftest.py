@@ -1,14 +1,19 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-pytest.register_assert_rewrite("docbase.testing.contract", "docbase.testing.differential_suite")
+pytest.register_assert_rewrite("docbase.testing.contract",
+                               "docbase.testing.document_reads_contract",
+                               "docbase.testing.document_writes_contract",
+                               "docbase.testing.key_contract",
+                               "docbase.testing.differential_suite")
 
 from tests.backends import BACKENDS  # noqa: E402
-from tests.served_engines import ENGINES, engine_storage  # noqa: E402
+from tests.served_engines import ENGINES, engine_storage, postgresql_storage  # noqa: E402
 from tests.test_serve_harness import Served, serving  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
@@ -40,3 +45,22 @@ def engine_server(request: pytest.FixtureRequest,
     with (engine_storage(request.param, directory) as storage,
           serving(directory, "--storage", storage) as server):
         yield server
+
+
+@pytest.fixture
+def schema_url() -> Iterator[str]:
+    """A fresh PostgreSQL schema's storage URL, for servers started by the test (skipped
+    locally without PostgreSQL)."""
+    with postgresql_storage() as url:
+        yield url
+
+
+@pytest.fixture
+async def live(stores: Any, tmp_path: Path) -> AsyncIterator[Any]:
+    """docbase served over HTTPS in this event loop (a ``LiveDocbase``), its database
+    "main" on every backend; a module needing other settings defines its own."""
+    from docbase import Database
+    from docbase.http.testing import live_docbase
+
+    async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
+        yield running

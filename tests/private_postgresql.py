@@ -18,8 +18,8 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
+from docbase.testing.loopback import free_port
 from tests.backends import service_missing
-from tests.test_serve_harness import free_port
 
 OS_USER = "postgres"
 

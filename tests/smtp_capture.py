@@ -13,7 +13,6 @@ from __future__ import annotations
 import contextlib
 import email
 import email.policy
-import socket
 import ssl
 import threading
 import time
@@ -27,6 +26,7 @@ from aiosmtpd.controller import Controller
 from aiosmtpd.smtp import AuthResult, LoginPassword
 
 from docbase.http.tls import self_signed_certificate
+from docbase.testing.loopback import free_port
 
 REFUSED_DOMAIN = "@refused.example.com"
 """The server refuses every recipient at this domain."""
@@ -120,13 +120,6 @@ class SmtpServer(msgspec.Struct):
             smtp["cacert"] = self.cacert
         smtp.update(extra)
         return {"transport": "smtp", "from": "noreply@example.com", "smtp": smtp}
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def tls_files(directory: Path) -> tuple[Path, Path, str]:

@@ -20,10 +20,11 @@ import pytest
 
 import docbase
 from docbase.core.auth import create_key
+from docbase.testing.loopback import free_port
 from docbase.testing.mongo_wire import node_available, start_mongo_wire_server
 from tests.backends import service_missing
 from tests.private_postgresql import private_postgresql
-from tests.test_serve_harness import Served, free_port, launch
+from tests.test_serve_harness import Served, launch
 
 ANSWER_WITHIN = 20.0
 """Seconds any request may take while the backend is down (timeouts are 5 s)."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +13,7 @@ from docbase import cli
 from docbase.core.auth.cache import SystemCache
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError
-from docbase.http.testing import LiveDocbase, live_docbase
+from docbase.http.testing import LiveDocbase
 
 PEM = ("-----BEGIN PRIVATE KEY-----\nMIIBVgIBADANBgkqhkiG9w0BAQEFAASCAUAwggE8\n"
        "-----END PRIVATE KEY-----\n")
@@ -173,12 +172,6 @@ def test_cli_refuses_a_bad_setting_naming_it(
 
 
 # ------------------------------------------------------------------------------ HTTP
-
-
-@pytest.fixture
-async def live(stores: Any, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
-    async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
-        yield running
 
 
 async def test_no_endpoint_returns_a_setting(live: LiveDocbase) -> None:

@@ -36,12 +36,18 @@ def test_the_docs_have_examples() -> None:
     assert "embedding.md#1" in [name for name, _ in EXAMPLES]
 
 
-@pytest.mark.parametrize(("name", "code"), EXAMPLES, ids=[n for n, _ in EXAMPLES])
-def test_docs_example_runs_and_prints_its_comments(name: str, code: str,
-                                                   tmp_path: Path) -> None:
+def run_example(code: str, cwd: Path) -> list[str]:
+    """Run ``code`` in ``cwd``; check that it prints what its ``print(...)  # comments``
+    say, line by line; return those lines."""
     expected = [c.strip() for c in re.findall(r"print\(.*\)\s*#\s*(.*)$", code, re.M)]
-    assert expected, f"{name} prints nothing to check"
-    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
+    result = subprocess.run([sys.executable, "-c", code], cwd=cwd, capture_output=True,
                             text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines() == expected
+    return expected
+
+
+@pytest.mark.parametrize(("name", "code"), EXAMPLES, ids=[n for n, _ in EXAMPLES])
+def test_docs_example_runs_and_prints_its_comments(name: str, code: str,
+                                                   tmp_path: Path) -> None:
+    assert run_example(code, tmp_path), f"{name} prints nothing to check"

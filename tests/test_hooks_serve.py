@@ -5,13 +5,11 @@ from __future__ import annotations
 import signal
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.served_engines import postgresql_storage
-from tests.test_serve_harness import run_cli, serving
+from tests.test_serve_harness import eventually, run_cli, serving
 
 HOOKS_V1 = '''
 from docbase import Hook
@@ -42,13 +40,6 @@ def setup(db):
         await ctx.db.collection("ticks").insert({"tick": ctx.tick.isoformat(),
                                                  "pid": os.getpid()})
 '''
-
-
-def eventually(check: Callable[[], bool], timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not check():
-        assert time.monotonic() < deadline, "condition not met in time"
-        time.sleep(0.2)
 
 
 def test_serve_loads_hooks_files_named_in_the_config_and_reloads_them_on_sighup(
@@ -87,13 +78,6 @@ def test_serve_refuses_to_start_with_a_broken_hooks_file(tmp_path: Path) -> None
     assert result.returncode != 0
     assert "hooks" in result.stderr
     assert "job schedule 'not cron'" in result.stderr
-
-
-@pytest.fixture
-def schema_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    with postgresql_storage() as url:
-        yield url
 
 
 @pytest.mark.postgres

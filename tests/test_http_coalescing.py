@@ -17,6 +17,7 @@ import pytest
 import uvicorn
 
 from docbase.http.coalescing import CoalescingHttpProtocol, HeadHoldingTransport
+from docbase.testing.loopback import free_port
 
 
 async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
@@ -47,9 +48,7 @@ async def app(scope: dict[str, Any], receive: Any, send: Any) -> None:
 
 @pytest.fixture(scope="module")
 def port() -> Iterator[int]:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        free: int = probe.getsockname()[1]
+    free = free_port()
     config = uvicorn.Config(app, host="127.0.0.1", port=free, http=CoalescingHttpProtocol,
                             loop="uvloop", lifespan="off", log_level="warning")
     server = uvicorn.Server(config)

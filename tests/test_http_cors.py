@@ -2,24 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from pathlib import Path
-from typing import Any
-
 import pytest
 
-from docbase import Database
 from docbase.core import auth
-from docbase.http.testing import LiveDocbase, live_docbase
+from docbase.http.testing import LiveDocbase
 
 APP = "https://app.example.com"
 EVIL = "https://evil.example.net"
-
-
-@pytest.fixture
-async def live(stores: Any, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
-    async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
-        yield running
 
 
 def preflight(origin: str, method: str = "GET", headers: str = "x-apikey") -> dict[str, str]:

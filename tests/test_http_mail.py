@@ -11,7 +11,8 @@ import pytest
 from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.settings import Limits
 from docbase.http.testing import LiveDocbase, live_docbase
-from tests.smtp_capture import SmtpServer, free_port, smtp_server
+from docbase.testing.loopback import free_port
+from tests.smtp_capture import SmtpServer, smtp_server
 
 ORDER = {"to": "ann@example.com", "subject": "Your order is ready",
          "html": "<p>Ready</p>", "company": "Acme Inc", "sendername": "Acme support"}

@@ -4,23 +4,14 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-from collections.abc import AsyncIterator
-from pathlib import Path
 from typing import Any
 
 import msgspec
 import pytest
 
-from docbase import Database
-from docbase.http.testing import LiveDocbase, live_docbase
+from docbase.http.testing import LiveDocbase
 
 SYSTEM = {"_created", "_changed", "_createdby", "_changedby", "_version"}
-
-
-@pytest.fixture
-async def live(stores: Any, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
-    async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
-        yield running
 
 
 async def create(live: LiveDocbase, path: str, body: Any) -> Any:

@@ -20,7 +20,8 @@ from docbase.core.hooks import HookPoint
 from docbase.core.mail import OUTBOUND_COLLECTION, Status
 from docbase.core.mail.outbound import queued_record
 from docbase.core.mail.requests import parse_mail_body
-from tests.smtp_capture import SmtpServer, free_port, smtp_server
+from docbase.testing.loopback import free_port
+from tests.smtp_capture import SmtpServer, smtp_server
 
 ORDER = {"to": "ann@example.com", "subject": "Your order is ready",
          "html": "<h1>Order 7</h1><p>Ready for <b>pick-up</b>.</p>",

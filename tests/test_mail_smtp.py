@@ -14,7 +14,8 @@ from docbase.core.errors import MailDeliveryError, MailTransportDown
 from docbase.core.ports import MailMessage
 from docbase.core.settings.stored import SmtpSettings
 from docbase.testing.contract import MailerContract
-from tests.smtp_capture import SmtpServer, free_port, smtp_server
+from docbase.testing.loopback import free_port
+from tests.smtp_capture import SmtpServer, smtp_server
 
 MESSAGE = MailMessage(to=("ann@example.com",), subject="Your order", html="<p>Ready</p>",
                       sender="shop@example.com", sendername="Support", company="Acme")

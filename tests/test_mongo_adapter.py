@@ -4,10 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import gc
-import socket
 import subprocess
 import sys
-import time
 import warnings
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -21,7 +19,8 @@ from docbase.adapters.mongo.codec import collection_name, docbase_name
 from docbase.core.documents import new_document
 from docbase.core.errors import BackendError, Conflict, InvalidQuery, NotFound
 from docbase.core.query import MATCH_ALL, Query
-from docbase.testing.mongo_wire import default_install_dir
+from docbase.testing.loopback import free_port
+from docbase.testing.mongo_wire import MongoWireServer, start_mongo_wire_server
 from tests.backends import mongo_backend, mongo_server, mongo_url
 
 pytestmark = pytest.mark.mongo
@@ -95,7 +94,7 @@ def closes_unreachable_clients() -> Iterator[None]:
 
 @pytest.mark.usefixtures("closes_unreachable_clients")
 async def test_unreachable_server_raises_backend_error_on_open() -> None:
-    store, _ = from_url(f"mongodb://127.0.0.1:{_free_port()}/x?serverSelectionTimeoutMS=200")
+    store, _ = from_url(f"mongodb://127.0.0.1:{free_port()}/x?serverSelectionTimeoutMS=200")
     with pytest.raises(BackendError):
         await store.open()
     await store.close()
@@ -219,37 +218,20 @@ async def test_closed_client_surfaces_as_backend_error() -> None:
         await store.find(C, Query())
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
 class RestartableWireServer:
     """A wire server of our own, stopped and started again on the same port."""
 
     def __init__(self) -> None:
-        self.port = _free_port()
-        self._process: subprocess.Popen[bytes] | None = None
+        self.port = free_port()
+        self._server: MongoWireServer | None = None
 
     def start(self) -> None:
-        self._process = subprocess.Popen(
-            ["node", "start.mjs", str(self.port)], cwd=default_install_dir(),
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
-            time.sleep(0.05)
-        raise RuntimeError(f"the wire server did not listen on port {self.port}")
+        self._server = start_mongo_wire_server(port=self.port)
 
     def stop(self) -> None:
-        if self._process is not None:
-            self._process.terminate()
-            self._process.wait(timeout=10)
-            self._process = None
+        if self._server is not None:
+            self._server.stop()
+            self._server = None
 
 
 @pytest.fixture

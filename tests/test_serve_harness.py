@@ -12,16 +12,17 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import ssl
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
 import httpx
+
+from docbase.testing.loopback import free_port
 
 START_TIMEOUT = 30.0
 
@@ -30,13 +31,6 @@ def docbase_command() -> list[str]:
     """The ``docbase`` console script next to this interpreter, else ``python -m``."""
     script = Path(sys.executable).parent / "docbase"
     return [str(script)] if script.exists() else [sys.executable, "-m", "docbase.cli"]
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        port: int = sock.getsockname()[1]
-        return port
 
 
 def run_cli(cwd: Path, *args: str, env: dict[str, str] | None = None,
@@ -186,6 +180,15 @@ def wait_ready(served: Served, timeout: float = START_TIMEOUT) -> None:
         time.sleep(0.1)
     served.stop(signal.SIGKILL)
     raise AssertionError(f"docbase serve not ready within {timeout}s:\n{served.output()}")
+
+
+def eventually(condition: Callable[[], bool], what: str = "the condition",
+               timeout: float = 20) -> None:
+    """Wait until ``condition()`` holds, as other processes act; fail after ``timeout`` s."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
 
 
 @contextlib.contextmanager

@@ -14,9 +14,6 @@ from docbase import cli
 from docbase.core import auth
 from docbase.core.errors import Unauthorized
 from tests.test_serve_harness import run_cli, serving
-from tests.test_serve_postgresql import schema_url
-
-__all__ = ["schema_url"]  # the fixture, used below
 
 
 def test_cli_creates_lists_changes_and_deletes_users(

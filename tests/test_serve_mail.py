@@ -13,14 +13,21 @@ import os
 import signal
 import threading
 import time
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import httpx
 
-from tests.smtp_capture import free_port, smtp_server
-from tests.test_serve_harness import Served, child_processes, launch, run_cli, serving
+from docbase.testing.loopback import free_port
+from tests.smtp_capture import smtp_server
+from tests.test_serve_harness import (
+    Served,
+    child_processes,
+    eventually,
+    launch,
+    run_cli,
+    serving,
+)
 
 SETTINGS_STALENESS = 1.1
 """A server trusts the settings it read for up to a second (docbase/core/auth/cache.py)."""
@@ -34,13 +41,6 @@ def outbound(served: Served) -> list[dict[str, Any]]:
     assert response.status_code == 200, response.text
     records: list[dict[str, Any]] = response.json()
     return records
-
-
-def wait_for(condition: Callable[[], bool], what: str, timeout: float = 20) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
 
 
 def kill_server(served: Served) -> None:
@@ -75,9 +75,9 @@ def test_killed_after_queued_sends_on_restart_exactly_once(tmp_path: Path) -> No
         smtp.capture.gate.set()
 
         with serving(tmp_path, "--workers", "2") as second:  # both workers resume
-            wait_for(lambda: sum(r["status"] in ("sent", "failed")
-                                 for r in outbound(second)) == 3,
-                     "the three queued messages to be sent")
+            eventually(lambda: sum(r["status"] in ("sent", "failed")
+                                   for r in outbound(second)) == 3,
+                       "the three queued messages to be sent")
             statuses = [(r["subject"], r["status"]) for r in outbound(second)]
     assert statuses == [("#0", "sending"), ("#1", "sent"), ("#2", "sent"), ("#3", "sent")]
     assert sorted(smtp.capture.subjects()) == ["#0", "#1", "#2", "#3"]  # each once

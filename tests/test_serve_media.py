@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from tests.test_serve_harness import Served, child_processes, serving
-from tests.test_serve_postgresql import schema_url  # noqa: F401 - the fixture
 
 SIZE = 200 * 1024 * 1024
 BLOCK = 1024 * 1024
@@ -93,7 +92,7 @@ def test_a_200_mb_upload_streams_through_the_sqlite_server(tmp_path: Path) -> No
 
 @pytest.mark.postgres
 def test_a_200_mb_upload_streams_through_the_postgresql_server(
-    tmp_path: Path, schema_url: str  # noqa: F811 - the fixture imported above
+    tmp_path: Path, schema_url: str
 ) -> None:
     with serving(tmp_path, "--workers", "1", "--storage", schema_url) as served:
         upload_and_download(served)

@@ -3,22 +3,13 @@
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.served_engines import postgresql_storage
 from tests.test_serve_harness import run_cli, serving
 
 pytestmark = pytest.mark.postgres
-
-
-@pytest.fixture
-def schema_url() -> Iterator[str]:
-    """A fresh PostgreSQL schema's storage URL (skipped locally without PostgreSQL)."""
-    with postgresql_storage() as url:
-        yield url
 
 
 def test_two_servers_on_one_postgresql_share_documents_and_keys(

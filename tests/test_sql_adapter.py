@@ -17,18 +17,13 @@ from docbase.core.documents import new_document
 from docbase.core.errors import ConfigurationError, InvalidQuery, MissingDependencyError
 from docbase.core.query import Eq, Query, Regex, Text
 from docbase.core.registry import open_stores
-from tests.backends import postgresql_schema, sql_backend
+from tests.backends import sql_backend, sql_url
 
 
 @pytest.fixture(params=["sqlite-file", "sqlite-memory", "postgresql"])
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite-file":
-        yield f"sqlite:///{tmp_path}/adapter.db"
-    elif request.param == "sqlite-memory":
-        yield "sqlite://"
-    else:
-        async with postgresql_schema() as schema_url:
-            yield schema_url
+    async with sql_url(request.param, tmp_path) as opened_url:
+        yield opened_url
 
 
 @contextlib.asynccontextmanager
@@ -105,11 +100,8 @@ async def test_any_collection_name_maps_to_a_safe_table(url: str) -> None:
 @pytest.fixture(params=["sqlite-file", "postgresql"])
 async def shared_url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
     """A database two stores can open at once (so not an in-memory one)."""
-    if request.param == "sqlite-file":
-        yield f"sqlite:///{tmp_path}/shared.db"
-    else:
-        async with postgresql_schema() as schema_url:
-            yield schema_url
+    async with sql_url(request.param, tmp_path) as opened_url:
+        yield opened_url
 
 
 async def test_a_collection_dropped_elsewhere_is_noticed(shared_url: str) -> None:

@@ -12,7 +12,7 @@ import pytest
 
 from docbase.adapters.sql import from_url
 from docbase.core.documents import new_document
-from tests.backends import postgresql_schema
+from tests.backends import sql_url
 
 PROCESSES = 2
 INCREMENTS = 25
@@ -41,11 +41,8 @@ asyncio.run(main(sys.argv[1], sys.argv[2], int(sys.argv[3])))
 
 @pytest.fixture(params=["sqlite-file", "postgresql"])
 async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[str]:
-    if request.param == "sqlite-file":
-        yield f"sqlite:///{tmp_path}/counters.db"
-    else:
-        async with postgresql_schema() as schema_url:
-            yield schema_url
+    async with sql_url(request.param, tmp_path) as opened_url:
+        yield opened_url
 
 
 async def test_increments_from_two_processes_all_count(url: str) -> None:

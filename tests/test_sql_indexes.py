@@ -13,7 +13,7 @@ from docbase.adapters.sql import SqlDocumentStore
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict
 from docbase.core.query import Between, Eq, Gt, In, Lt, Query
-from tests.backends import postgresql_schema, sql_backend
+from tests.backends import sql_backend, sql_url
 
 ROWS = 5000
 
@@ -21,10 +21,7 @@ ROWS = 5000
 @pytest.fixture(params=["sqlite-file", "postgresql"])
 async def store(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Any]:
     async with contextlib.AsyncExitStack() as stack:
-        if request.param == "sqlite-file":
-            url = f"sqlite:///{tmp_path}/explain.db"
-        else:
-            url = await stack.enter_async_context(postgresql_schema())
+        url = await stack.enter_async_context(sql_url(request.param, tmp_path))
         store, _ = await stack.enter_async_context(sql_backend(url))
         bodies = [{"email": f"user{i}@example.com", "age": i % 100, "tags": ["t", i % 7],
                    "address": {"city": f"city{i % 50}"}} for i in range(ROWS)]

@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -31,6 +29,16 @@ import weakref
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
+
+from docbase.testing.loopback import HOST, accepts_connections, free_port
+from docbase.testing.mongo_wire_install import (
+    MongoWireServerError,
+    default_install_dir,
+    needs_install,
+    node_available,
+    run_install,
+    scripts_dir,
+)
 
 __all__ = [
     "MongoWireServer",
@@ -41,117 +49,15 @@ __all__ = [
     "start_mongo_wire_server",
 ]
 
-HOST = "127.0.0.1"
-"""The interface the server listens on."""
-
 START_TIMEOUT_S = 30.0
 """How long to wait for the server to accept TCP connections."""
-
-INSTALL_TIMEOUT_S = 600.0
-"""How long ``install.sh`` may take (it downloads from the npm registry)."""
 
 STOP_TIMEOUT_S = 10.0
 """How long to wait after SIGTERM before killing the server."""
 
-# Written by install.sh once an install is complete; keep the two in sync.
-_INSTALL_MARKER = ".installed-smartmongo-2.2.0"
-_ENTRY_MODULE = "node_modules/@push.rocks/smartmongo/dist_ts/congodb/index.js"
 _START_ATTEMPTS = 3  # a free port can be taken by someone else before node binds it
 
 
-class MongoWireServerError(RuntimeError):
-    """The wire server could not be installed, started or found."""
-
-
-def node_available() -> bool:
-    """Return whether ``node`` is on ``PATH`` (needed to run the server).
-
-    Installing additionally needs ``npm`` and ``bash``; :func:`start_mongo_wire_server`
-    reports a clear error if they are missing.
-    """
-    return shutil.which("node") is not None
-
-
-def scripts_dir() -> Path:
-    """Return the ``scripts/mongo-wire-server`` directory of the source checkout.
-
-    Raises:
-        MongoWireServerError: if the package is not running from a checkout that holds
-            ``scripts/mongo-wire-server/install.sh`` and ``start.mjs`` (e.g. it was
-            installed as a wheel).
-
-    """
-    directory = Path(__file__).resolve().parent.parent.parent / "scripts" / "mongo-wire-server"
-    missing = [name for name in ("install.sh", "start.mjs") if not (directory / name).is_file()]
-    if missing:
-        raise MongoWireServerError(
-            f"cannot find {', '.join(missing)} in {directory}: the Mongo wire test server "
-            "is only available from a source checkout of docbase "
-            "(docbase/testing/../../scripts/mongo-wire-server)"
-        )
-    return directory
-
-
-def default_install_dir() -> Path:
-    """Return the default install directory, ``<repo>/.mongo-wire``."""
-    return scripts_dir().parent.parent / ".mongo-wire"
-
-
-def _needs_install(install_dir: Path, scripts: Path) -> bool:
-    """Return whether ``install.sh`` must run for ``install_dir``."""
-    if not (install_dir / _INSTALL_MARKER).is_file():
-        return True
-    if not (install_dir / _ENTRY_MODULE).is_file():
-        return True
-    installed_start = install_dir / "start.mjs"
-    if not installed_start.is_file():
-        return True
-    return installed_start.read_bytes() != (scripts / "start.mjs").read_bytes()
-
-
-def _run_install(install_dir: Path, scripts: Path) -> None:
-    """Run ``install.sh`` into ``install_dir``, raising on failure."""
-    for tool in ("bash", "node", "npm"):
-        if shutil.which(tool) is None:
-            raise MongoWireServerError(
-                f"'{tool}' is not on PATH; it is needed to install the Mongo wire test "
-                f"server into {install_dir}"
-            )
-    try:
-        result = subprocess.run(
-            ["bash", str(scripts / "install.sh"), str(install_dir)],
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=INSTALL_TIMEOUT_S,
-            check=False,
-        )
-    except subprocess.TimeoutExpired as exc:
-        raise MongoWireServerError(
-            f"install.sh did not finish within {INSTALL_TIMEOUT_S:.0f} s"
-        ) from exc
-    if result.returncode != 0:
-        raise MongoWireServerError(
-            f"install.sh failed with exit status {result.returncode}:\n"
-            f"{result.stderr.strip()}\n{result.stdout.strip()}".rstrip()
-        )
-
-
-def _free_port() -> int:
-    """Return a TCP port on :data:`HOST` that is free right now."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind((HOST, 0))
-        port: int = sock.getsockname()[1]
-        return port
-
-
-def _accepts_connections(port: int) -> bool:
-    """Return whether something accepts TCP connections on ``HOST:port``."""
-    try:
-        with socket.create_connection((HOST, port), timeout=0.5):
-            return True
-    except OSError:
-        return False
 
 
 def _read_log(log: IO[bytes]) -> str:
@@ -242,7 +148,7 @@ class MongoWireServer:
 
 def _launch(install_dir: Path, timeout: float, port: int | None) -> MongoWireServer:
     """Start ``node start.mjs PORT`` once and wait for the port to accept connections."""
-    port = port or _free_port()
+    port = port or free_port()
     # A file, not a pipe: nobody reads the output while the server runs, and a full pipe
     # would block it.
     log = tempfile.TemporaryFile(prefix="mongo-wire-")  # noqa: SIM115 - closed by _terminate
@@ -268,7 +174,7 @@ def _launch(install_dir: Path, timeout: float, port: int | None) -> MongoWireSer
                 f"the Mongo wire server exited with status {process.returncode} before "
                 f"listening on port {port}; its output:\n{output or '(none)'}"
             )
-        if _accepts_connections(port):
+        if accepts_connections(port):
             return server
         if time.monotonic() >= deadline:
             output = _read_log(log)
@@ -308,8 +214,8 @@ def start_mongo_wire_server(
     directory = (install_dir if install_dir is not None else default_install_dir()).resolve()
     if not node_available():
         raise MongoWireServerError("'node' is not on PATH; the Mongo wire server needs Node.js")
-    if _needs_install(directory, scripts):
-        _run_install(directory, scripts)
+    if needs_install(directory, scripts):
+        run_install(directory, scripts)
     attempts = _START_ATTEMPTS if port is None else 1
     for attempt in range(1, attempts + 1):
         try:
