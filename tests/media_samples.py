@@ -61,6 +61,12 @@ def truncated_jpeg() -> bytes:
     return whole[: len(whole) // 2]
 
 
+def truncated_png() -> bytes:
+    """A PNG whose header (and first image data) reads fine but which stops half way."""
+    whole = encode(gradient(400, 300), "PNG")
+    return whole[: len(whole) // 2]
+
+
 def corrupt_png() -> bytes:
     """PNG magic followed by garbage: no readable header."""
     return b"\x89PNG\r\n\x1a\n" + b"\x00\x00\x00\x0dIHDR" + b"garbage!" * 40

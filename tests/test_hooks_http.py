@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
@@ -14,6 +15,7 @@ from docbase import (
     Database,
     Forbidden,
     Hook,
+    InvalidQuery,
     Limits,
     ReadContext,
     Rejected,
@@ -272,3 +274,57 @@ async def test_the_hook_log_needs_a_full_access_key(live: LiveDocbase) -> None:
     scoped = await live.key(paths=["/rest/**"], methods=["GET"])
     response = await live.client.get("/rest/_hooklog", headers={"x-apikey": scoped})
     assert response.status_code == 403
+
+
+async def test_hooks_on_media_refuse_uploads_see_their_metadata_and_deletes(
+    live: LiveDocbase,
+) -> None:
+    seen: list[tuple[str, str, Any]] = []
+
+    @live.db.hook("_media", Hook.BEFORE_POST)
+    def no_programs(ctx: WriteContext) -> None:
+        for record in ctx.documents:
+            if record["origname"].endswith(".exe"):
+                raise Rejected(f"{record['origname']} is a program")
+
+    @live.db.hook("_media", Hook.AFTER_POST)
+    async def index(ctx: WriteContext) -> None:
+        for record in ctx.documents:
+            await ctx.db.collection("uploads").insert({
+                "media": record["_id"], "name": record["origname"],
+                "size": record["filesize"], "by": ctx.principal.author})
+
+    for hook in (Hook.BEFORE_DELETE, Hook.AFTER_DELETE):
+        @live.db.hook("_media", hook)
+        async def deleting(ctx: WriteContext) -> None:
+            seen.append((ctx.hook.value, ctx.collection, ctx.ids))
+
+    refused = await live.client.post("/media", headers=live.auth(), files=[
+        ("a", ("notes.txt", b"fine\n", "text/plain")),
+        ("b", ("setup.exe", b"MZ" + bytes(200), "application/octet-stream"))])
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["message"] == "setup.exe is a program"
+    anything = datetime.now(UTC) + timedelta(days=1)
+    assert [k async for k in live.db.media.blobs.keys(anything)] == []  # no bytes kept
+
+    uploaded = await live.client.post("/media", headers=live.auth(), files=[
+        ("a", ("notes.txt", b"fine\n", "text/plain"))])
+    assert uploaded.status_code == 201, uploaded.text
+    [media_id] = uploaded.json()["ids"]
+    indexed = (await live.client.get("/rest/uploads", headers=live.auth())).json()
+    [meta] = (await live.client.get(f"/media/{media_id}/meta", headers=live.auth())).json()
+    assert [(d["media"], d["name"], d["size"], d["by"]) for d in indexed] == [
+        (media_id, "notes.txt", 5, meta["_createdby"])]
+
+    deleted = await live.client.delete(f"/media/{media_id}", headers=live.auth())
+    assert deleted.status_code == 200, deleted.text
+    assert seen == [("beforeDELETE", "_media", [media_id]),
+                    ("afterDELETE", "_media", [media_id])]
+
+
+@pytest.mark.parametrize("collection", ["_users", "_settings", "_hooklog", "_mediax"])
+async def test_hooks_on_other_system_collections_are_refused(
+    live: LiveDocbase, collection: str,
+) -> None:
+    with pytest.raises(InvalidQuery, match="invalid collection name"):
+        live.db.hook(collection, Hook.BEFORE_POST)

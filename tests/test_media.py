@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import io
 import re
 from typing import Any
 
@@ -234,16 +235,24 @@ def _all() -> Any:
     return Query()
 
 
-async def test_a_truncated_image_is_stored_but_its_derivatives_are_refused(
-    db: Database
+@pytest.mark.parametrize(("name", "data"), [("cut.jpg", samples.truncated_jpeg()),
+                                             ("cut.png", samples.truncated_png())])
+async def test_a_truncated_image_is_refused_at_upload_and_leaves_nothing(
+    stores: Any, name: str, data: bytes,
 ) -> None:
-    data = samples.truncated_jpeg()
-    [media_id] = (await db.media.upload([Upload("cut.jpg", data)])).ids
-    assert (await db.media.meta(media_id))["width"] == 400
+    from PIL import Image
+
+    header = Image.open(io.BytesIO(data))
+    assert header.size == (400, 300)  # its header alone reads fine
+    store, real_blobs = stores
+    blobs = RecordingBlobs(real_blobs)
+    db = Database(store, blobs)  # type: ignore[arg-type]
     with pytest.raises(InvalidImage) as raised:
-        await db.media.open(media_id, "t")
-    assert "'cut.jpg'" in raised.value.message
-    assert await (await db.media.open(media_id)).read() == data
+        await db.media.upload([Upload("fine.txt", b"fine\n"), Upload(name, data)])
+    assert raised.value.message.startswith(f"image {name!r} cannot be read")
+    assert len(blobs.keys) == 2
+    assert await leftovers(blobs) == []
+    assert await store.find(MEDIA_COLLECTION, _all()) == []
 
 
 async def test_an_empty_upload_is_refused(db: Database) -> None:

@@ -6,16 +6,32 @@ memory by definition, so it has no such test. The client streams the multipart b
 from a generator and hashes it on the way, so neither side needs the file in memory;
 the test reads the worker's peak resident size (``VmHWM`` in ``/proc/<pid>/status``)
 before and after the upload and a full download, and bounds the growth.
+
+A worker killed (SIGKILL) in the middle of a slow client's 50 MB upload leaves chunks no
+blob owns; ``docbase media sweep`` removes them and an orphaned blob, and every file
+that was stored, and its thumbnail, is still served.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
-from collections.abc import Iterator
+import os
+import signal
+import ssl
+import threading
+import time
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
 
+from docbase import cli
+from tests import media_samples as samples
+from tests.served_engines import ENGINES, engine_storage
 from tests.test_serve_harness import Served, child_processes, serving
 
 SIZE = 200 * 1024 * 1024
@@ -108,3 +124,130 @@ def test_a_200_mb_upload_streams_through_the_mongo_server(tmp_path: Path) -> Non
     url = mongo_url(base, f"docbase_big_{uuid.uuid4().hex[:12]}")
     with serving(tmp_path, "--workers", "1", "--storage", url) as served:
         upload_and_download(served)
+
+
+# ------------------------------------------------------------------ a crash mid-upload
+
+KILL_BODY = 50 * BLOCK
+SENT_BEFORE_KILL = 6 * BLOCK
+
+
+class StalledUpload(threading.Thread):
+    """A client sending a 50 MB upload that stops after 6 MB and waits (a slow client)."""
+
+    def __init__(self, served: Served) -> None:
+        super().__init__(daemon=True)
+        self.served = served
+        self.release = threading.Event()
+        self.error: BaseException | None = None
+
+    def body(self) -> Iterator[bytes]:
+        yield (f"--{BOUNDARY}\r\nContent-Disposition: form-data; name=\"file\"; "
+               f"filename=\"cut.bin\"\r\n\r\n").encode()
+        for number in range(KILL_BODY // BLOCK):
+            if number * BLOCK == SENT_BEFORE_KILL:
+                self.release.wait(60)
+            yield block(number)
+        yield f"\r\n--{BOUNDARY}--\r\n".encode()
+
+    def run(self) -> None:
+        try:
+            self.served.request("POST", "/media", self.served.admin_key, content=self.body(),
+                                headers={"content-type": "multipart/form-data; "
+                                                         f"boundary={BOUNDARY}"})
+        except BaseException as exc:  # the server died under it: expected
+            self.error = exc
+
+
+def chunk_count(storage: str) -> int:
+    """Chunks in the blob store of ``storage``, complete blobs' and unfinished puts' alike."""
+    async def count() -> int:
+        import docbase
+
+        async with await docbase.connect(storage) as db:
+            blobs: Any = db.media.blobs
+            if hasattr(blobs, "backend"):
+                import sqlalchemy as sa
+
+                from docbase.adapters.sql.schema import blob_chunks
+
+                return int(await blobs.backend.run(lambda conn: conn.execute(
+                    sa.select(sa.func.count()).select_from(blob_chunks)).scalar(), write=False))
+            return int(await blobs._chunks.count_documents({}))  # GridFS: <bucket>.chunks
+
+    return asyncio.run(count())
+
+
+def put_orphan(storage: str) -> str:
+    """Bytes stored without metadata, as a crash between the two writes leaves them."""
+    async def put() -> str:
+        import docbase
+        from docbase.core.ids import new_object_id
+
+        async with await docbase.connect(storage) as db:
+            key = new_object_id()
+            await db.media.blobs.put(key, _once(b"orphan"), "text/plain")
+            return key
+
+    return asyncio.run(put())
+
+
+async def _once(data: bytes) -> AsyncIterator[bytes]:
+    yield data
+
+
+def wait_for(condition: Any, what: str, timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(0.1)
+
+
+def healthy(served: Served) -> bool:
+    with contextlib.suppress(httpx.TransportError, ssl.SSLError, OSError):
+        return served.request("GET", "/health").status_code == 200
+    return False
+
+
+@pytest.mark.parametrize("engine", [e for e in ENGINES if e.values[0] != "memory"])
+def test_a_worker_killed_mid_upload_leaves_only_what_the_sweep_removes(
+    engine: str, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+) -> None:
+    png = samples.png(300, 200)
+    with (engine_storage(engine, tmp_path) as storage,
+          serving(tmp_path, "--workers", "1", "--storage", storage) as served):
+        kept = served.request("POST", "/media", served.admin_key, files=[
+            ("a", ("kept.png", png, "image/png")), ("b", ("kept.txt", b"kept\n", "text/plain"))])
+        assert kept.status_code == 201, kept.text
+        kept_png, kept_text = kept.json()["ids"]
+        thumbnail = served.request("GET", f"/media/{kept_png}", params={"s": "t"}).content
+        baseline = chunk_count(storage)
+        orphan = put_orphan(storage)
+        assert chunk_count(storage) == baseline + 1
+
+        upload = StalledUpload(served)
+        upload.start()
+        wait_for(lambda: chunk_count(storage) >= baseline + 1 + 4, "the upload's chunks")
+        os.kill(the_worker(served), signal.SIGKILL)
+        upload.release.set()
+        upload.join(30)
+        assert upload.error is not None
+        wait_for(lambda: len(child_processes(served.process.pid)) == 1 and healthy(served),
+                 "the respawned worker")
+        assert chunk_count(storage) > baseline + 1  # the killed upload's chunks stayed
+        assert served.request("GET", "/media/*/meta", served.admin_key).json() != []
+
+        time.sleep(2.1)  # blob ids count whole seconds: make every blob older than 1 s
+        argv = ["media", "sweep", "--storage", storage, "--data-dir", str(served.data_dir),
+                "--grace", "1"]
+        assert cli.main(argv) == 0
+        out, err = capsys.readouterr()
+        assert out == f"{orphan}\n"
+        assert "leftovers of 1 unfinished upload(s)" in err
+        assert chunk_count(storage) == baseline
+        names = [m["origname"] for m in
+                 served.request("GET", "/media/*/meta", served.admin_key).json()]
+        assert sorted(names) == ["kept.png", "kept.txt"]
+        assert served.request("GET", f"/media/{kept_png}").content == png
+        assert served.request("GET", f"/media/{kept_png}", params={"s": "t"}).content == thumbnail
+        assert served.request("GET", f"/media/{kept_text}").content == b"kept\n"

@@ -23,6 +23,7 @@ SHOWN = frozenset({
     "mail.transport", "mail.from", "mail.smtp.host", "mail.smtp.port", "mail.smtp.starttls",
     "mail.smtp.tls", "mail.smtp.username", "mail.smtp.timeout", "auth.jwt.issuer",
     "auth.jwt.audience", "auth.login.lifetime", "realtime.global", "schema.mode",
+    "media.orphan_grace",
 })
 """Settings whose values ``list`` prints; every other value is a secret."""
 

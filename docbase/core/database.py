@@ -21,7 +21,7 @@ from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
-from docbase.core.media import Media
+from docbase.core.media import MEDIA_COLLECTION, Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.pipeline.cascade import CascadedDeletes
@@ -119,15 +119,20 @@ class Database(AsyncResource):
         """Decorate a function to run at ``point``: ``@db.hook("orders", Hook.BEFORE_POST)``.
 
         Without a collection (``@db.hook(Hook.AFTER_DELETE)``) it runs for every user
-        collection. The function takes a ``ReadContext`` (``beforeGET``) or a
-        ``WriteContext``; ``docs/hooks.md`` describes both.
+        collection and ``_media``. The function takes a ``ReadContext`` (``beforeGET``) or a
+        ``WriteContext``; ``docs/hooks.md`` describes both. Of the system collections
+        only ``_media`` takes hooks: its writes are uploads and deletes of media files
+        (``docs/media.md``).
 
         Raises:
             ValueError: ``point`` is not a :class:`~docbase.core.hooks.Hook`.
+            InvalidQuery: ``collection`` is neither a user collection nor ``_media``.
 
         """
         if point is None:
             collection, point = None, Hook(first)
+        elif first == MEDIA_COLLECTION:
+            collection, point = MEDIA_COLLECTION, Hook(point)
         else:
             collection, point = check_collection_name(str(first)), Hook(point)
 

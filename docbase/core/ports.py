@@ -16,6 +16,7 @@ are ordinary collections whose names start with ``_`` or are reserved by the fac
 from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator, Sequence
+from datetime import datetime
 from typing import Any, Protocol, Self
 
 import msgspec
@@ -286,6 +287,23 @@ class BlobStore(Protocol):
 
     async def delete(self, key: str) -> bool:
         """Delete a blob; return whether it existed."""
+
+    def keys(self, started_before: datetime) -> AsyncIterator[str]:
+        """Stream the keys of the stored blobs whose put began before ``started_before``.
+
+        Only complete blobs are listed (a put in progress is not); the order is
+        unspecified. A blob stored by an older docbase without a recorded start time
+        counts as begun long ago. The media archive's orphan sweep reads this.
+        """
+
+    async def delete_unfinished(self, started_before: datetime) -> int:
+        """Delete what puts begun before ``started_before`` left without finishing.
+
+        A process killed in the middle of a put leaves its chunks behind, never
+        served; this removes them and returns how many puts' leftovers it removed.
+        A put still running that began before ``started_before`` then fails (its
+        ``put`` raises) rather than publishing a blob with chunks missing.
+        """
 
 
 __all__ = [

@@ -84,12 +84,13 @@ def byte_range(request: Request[Any, Any, Any], size: int, etag: str) -> tuple[i
     return start, end
 
 
-def content_response(request: Request[Any, Any, Any], file: MediaFile, *,
-                     download: bool, by_name: bool) -> Response[Any]:
+async def content_response(request: Request[Any, Any, Any], file: MediaFile, *,
+                           download: bool, by_name: bool) -> Response[Any]:
     """The answer to ``GET /media/ID`` (or ``HEAD``: no body): 200, 206 or 304.
 
     Raises:
         RangeNotSatisfiable: the ``Range`` lies outside the content (answered 416).
+        NotFound: the file was deleted before its first byte was read (answered 404).
 
     """
     headers = {"etag": file.etag, "cache-control": _REVALIDATE if by_name else _IMMUTABLE,
@@ -114,5 +115,5 @@ def content_response(request: Request[Any, Any, Any], file: MediaFile, *,
         return Response(file.data[start:end], status_code=status,
                         media_type=file.content_type, headers=headers)
     headers["content-length"] = str(end - start)
-    return Stream(file.chunks(start, end), status_code=status, media_type=file.content_type,
-                  headers=headers)
+    return Stream(await file.started(start, end), status_code=status,
+                  media_type=file.content_type, headers=headers)

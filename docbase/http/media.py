@@ -64,8 +64,8 @@ async def _content(request: HttpRequest, server: ServerDependency,
     _, database, _ = route_request(server, request)
     params = query_params(request)
     file = await database.media.open(media_ref, last_param(params, "s"))
-    return content_response(request, file, download=parse_flag(params, "download"),
-                            by_name=media_ref.lower() != file.record["_id"])
+    return await content_response(request, file, download=parse_flag(params, "download"),
+                                  by_name=media_ref.lower() != file.record["_id"])
 
 
 @get(paths(ITEM))

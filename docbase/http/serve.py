@@ -42,6 +42,7 @@ from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
+from docbase.core.media.sweeping import sweep_job
 from docbase.core.registry import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
@@ -109,7 +110,8 @@ def build_app(deployment: Deployment) -> Any:
     entries = deployment.all_databases()
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
-    schedulers = [JobScheduler(db) for db in server.databases.values() if len(db.jobs)]
+    schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db)])  # every db: the media sweep
+                  for db in server.databases.values()]
     dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
 
     resuming: set[asyncio.Task[Any]] = set()

@@ -11,6 +11,7 @@ hand from the semantics in ``docs/query.md``.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import pytest
@@ -79,6 +80,23 @@ class BlobStoreContract:
         async for part in blob_store.read("big"):
             total += len(part)
         assert total == len(chunk) * 8
+
+    async def test_keys_lists_the_blobs_begun_before_a_time(self, blob_store: BlobStore,
+                                                            ) -> None:
+        await blob_store.put("old/1", _chunks(b"a"), "text/plain")
+        await blob_store.put("old/2", _chunks(b""), "text/plain")
+        later = datetime.now(UTC) + timedelta(seconds=2)
+        assert sorted([k async for k in blob_store.keys(later)]) == ["old/1", "old/2"]
+        earlier = datetime.now(UTC) - timedelta(hours=1)
+        assert [k async for k in blob_store.keys(earlier)] == []
+        await blob_store.delete("old/1")
+        assert [k async for k in blob_store.keys(later)] == ["old/2"]
+
+    async def test_delete_unfinished_leaves_complete_blobs(self, blob_store: BlobStore,
+                                                           ) -> None:
+        await blob_store.put("done", _chunks(b"x" * 300_000), "text/plain")
+        assert await blob_store.delete_unfinished(datetime.now(UTC) + timedelta(seconds=2)) == 0
+        assert len(b"".join([c async for c in blob_store.read("done")])) == 300_000
 
 
 class MailerContract:

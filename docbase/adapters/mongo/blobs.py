@@ -4,6 +4,12 @@ Each ``put`` uploads a new GridFS file named by the key, chunk by chunk as the c
 arrives, and only then deletes the older files of that key: readers see the old blob
 or the new one, never a mix, and of two concurrent puts the later upload wins.
 Range reads fetch only the chunks they need, a few per round trip.
+
+A file's ``_id`` is an ObjectID made when its put began, so it dates the put:
+:meth:`MongoBlobStore.keys` lists files by it, and :meth:`MongoBlobStore.delete_unfinished`
+finds the chunks of puts that never wrote their file document (a killed process).
+Publishing counts the file's chunks, so a put whose chunks were swept meanwhile fails
+instead of leaving a file with holes.
 """
 
 from __future__ import annotations
@@ -22,7 +28,7 @@ from pymongo.errors import PyMongoError
 
 from docbase.adapters.mongo.errors import translated
 from docbase.core.chunks import ChunkBuffer
-from docbase.core.errors import NotFound
+from docbase.core.errors import Conflict, NotFound
 from docbase.core.ports import BlobInfo
 
 Raw = dict[str, Any]
@@ -65,11 +71,16 @@ class MongoBlobStore:
             with translated(f"store blob {key!r}"):
                 async for chunk in chunks:
                     written = await self._insert_chunks(file_id, written, buffer.add(chunk))
-                await self._insert_chunks(file_id, written, buffer.rest())
+                written = await self._insert_chunks(file_id, written, buffer.rest())
                 await self._files.insert_one({
                     "_id": file_id, "length": buffer.size, "chunkSize": _CHUNK_SIZE,
                     "uploadDate": datetime.now(UTC), "filename": key,
                     "metadata": {"contentType": content_type}})
+                if await self._chunks.count_documents({"files_id": file_id}) != written:
+                    await self._files.delete_one({"_id": file_id})
+                    raise Conflict(f"blob {key!r} lost chunks while being stored: the put "
+                                   "took longer than the orphan grace and was swept; store "
+                                   "it again")
         except BaseException:
             with contextlib.suppress(PyMongoError):
                 await self._chunks.delete_many({"files_id": file_id})
@@ -152,6 +163,36 @@ class MongoBlobStore:
                 with contextlib.suppress(NoFile):
                     await bucket.delete(file_id)
         return bool(files)
+
+    async def keys(self, started_before: datetime) -> AsyncIterator[str]:
+        """Stream the keys of the files whose put began before ``started_before``."""
+        begun = {"_id": {"$lt": ObjectId.from_datetime(started_before)}}
+        with translated("list blobs"):
+            async for file in self._files.find(begun, {"filename": 1}, batch_size=1000):
+                yield str(file["filename"])
+
+    async def delete_unfinished(self, started_before: datetime) -> int:
+        """Delete the chunks of puts begun before ``started_before`` that wrote no file."""
+        begun = {"n": 0, "files_id": {"$lt": ObjectId.from_datetime(started_before)}}
+        removed = 0
+        with translated("delete unfinished blobs"):
+            batch: list[Any] = []
+            async for chunk in self._chunks.find(begun, {"files_id": 1}, batch_size=1000):
+                batch.append(chunk["files_id"])
+                if len(batch) == 1000:
+                    removed += await self._delete_fileless(batch)
+                    batch = []
+            removed += await self._delete_fileless(batch)
+        return removed
+
+    async def _delete_fileless(self, file_ids: list[Any]) -> int:
+        if not file_ids:
+            return 0
+        found = {f["_id"] async for f in self._files.find({"_id": {"$in": file_ids}}, {"_id": 1})}
+        fileless = [file_id for file_id in file_ids if file_id not in found]
+        if fileless:
+            await self._chunks.delete_many({"files_id": {"$in": fileless}})
+        return len(fileless)
 
 
 def _info(key: str, file: Raw) -> BlobInfo:

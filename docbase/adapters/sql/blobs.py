@@ -6,12 +6,19 @@ never a write lock held while waiting for the client), then swaps the blob's row
 the new ``blob_id`` and deletes the old chunks in one transaction, so readers see the
 old or the new content, never a mix. Reads fetch only the chunks that overlap the
 requested range, a few per query.
+
+A ``blob_id`` is an ObjectID, so it tells when its put began: :meth:`SqlBlobStore.keys`
+lists blobs by it, and :meth:`SqlBlobStore.delete_unfinished` finds the chunks a killed
+process left under a ``blob_id`` no blob row points to. Publishing counts the chunks it
+switches to, so a put whose chunks were swept meanwhile fails instead of publishing a
+blob with holes. Blobs of an older docbase have a random 32-digit ``blob_id``: they
+count as begun long ago, and their unfinished chunks are left alone.
 """
 
 from __future__ import annotations
 
-import uuid
 from collections.abc import AsyncIterable, AsyncIterator
+from datetime import datetime
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
@@ -19,13 +26,17 @@ from sqlalchemy.dialects import postgresql, sqlite
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.schema import blob_chunks, blobs
 from docbase.core.chunks import ChunkBuffer
-from docbase.core.errors import NotFound
+from docbase.core.errors import Conflict, NotFound
+from docbase.core.ids import new_object_id
 from docbase.core.ports import BlobInfo
 
 CHUNK_SIZE = 256 * 1024
 CHUNKS_PER_WRITE = 4
 """Chunks written per transaction (one commit per MiB rather than per chunk), and read
 per query."""
+KEYS_PER_QUERY = 1000
+_TIMED_ID = 24
+"""The length of a ``blob_id`` that is an ObjectID (its first 8 digits the start time)."""
 
 
 class SqlBlobStore:
@@ -46,24 +57,30 @@ class SqlBlobStore:
 
     async def put(self, key: str, chunks: AsyncIterable[bytes], content_type: str) -> BlobInfo:
         """Store the chunks under a fresh blob id, then switch ``key`` over to it."""
-        blob_id = uuid.uuid4().hex
+        blob_id = new_object_id()
         buffer = ChunkBuffer(self.chunk_size, CHUNKS_PER_WRITE)
         seq = 0
         try:
             async for chunk in chunks:
                 seq = await self._write_chunks(blob_id, seq, buffer.add(chunk))
             rest = buffer.rest()
-            await self._write_chunks(blob_id, seq, rest if rest or seq else [b""])
+            seq = await self._write_chunks(blob_id, seq, rest if rest or seq else [b""])
             await self.backend.run(
-                lambda conn: self._publish(conn, key, blob_id, buffer.size, content_type),
+                lambda conn: self._publish(conn, key, blob_id, chunks=seq, size=buffer.size,
+                                           content_type=content_type),
                 write=True)
         except BaseException:
             await self.backend.run(lambda conn: self._discard(conn, blob_id), write=True)
             raise
         return BlobInfo(key, buffer.size, content_type)
 
-    def _publish(self, conn: sa.Connection, key: str, blob_id: str, size: int,
-                       content_type: str) -> None:
+    def _publish(self, conn: sa.Connection, key: str, blob_id: str, *, chunks: int,
+                 size: int, content_type: str) -> None:
+        stored = conn.execute(sa.select(sa.func.count()).select_from(blob_chunks)
+                              .where(blob_chunks.c.blob_id == blob_id)).scalar()
+        if stored != chunks:
+            raise Conflict(f"blob {key!r} lost chunks while being stored: the put took "
+                           "longer than the orphan grace and was swept; store it again")
         old = conn.execute(sa.select(blobs.c.blob_id).where(blobs.c.key == key)).scalar()
         insert = postgresql.insert if self.backend.dialect.name == "postgresql" else sqlite.insert
         row = {"blob_id": blob_id, "size": size, "content_type": content_type,
@@ -134,3 +151,45 @@ class SqlBlobStore:
             return True
 
         return await self.backend.run(work, write=True)
+
+    async def keys(self, started_before: datetime) -> AsyncIterator[str]:
+        """Stream the keys of blobs whose ``blob_id`` began before ``started_before``."""
+        cutoff = _id_prefix(started_before)
+        after = ""
+        while True:
+            def work(conn: sa.Connection, after: str = after) -> list[str]:
+                begun = sa.or_(sa.func.length(blobs.c.blob_id) != _TIMED_ID,
+                               blobs.c.blob_id < cutoff)
+                found = conn.execute(sa.select(blobs.c.key)
+                                     .where(blobs.c.key > after, begun)
+                                     .order_by(blobs.c.key).limit(KEYS_PER_QUERY))
+                return [str(row[0]) for row in found]
+
+            page = await self.backend.run(work, write=False)
+            for key in page:
+                yield key
+            if len(page) < KEYS_PER_QUERY:
+                return
+            after = page[-1]
+
+    async def delete_unfinished(self, started_before: datetime) -> int:
+        """Delete the chunks of puts begun before ``started_before`` that no blob points to."""
+        cutoff = _id_prefix(started_before)
+
+        def work(conn: sa.Connection) -> int:
+            first = blob_chunks.c
+            unpublished = ~sa.exists().where(blobs.c.blob_id == first.blob_id)
+            found = conn.execute(sa.select(first.blob_id).where(
+                first.seq == 0, sa.func.length(first.blob_id) == _TIMED_ID,
+                first.blob_id < cutoff, unpublished))
+            left = [str(row[0]) for row in found]
+            for blob_id in left:
+                self._discard(conn, blob_id)
+            return len(left)
+
+        return await self.backend.run(work, write=True)
+
+
+def _id_prefix(moment: datetime) -> str:
+    """The ObjectIDs below this string began before ``moment`` (a whole second)."""
+    return f"{int(moment.timestamp()):08x}"

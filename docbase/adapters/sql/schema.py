@@ -11,7 +11,9 @@
   PostgreSQL, plus ``doc jsonb`` generated from it for fast conditions), ``parent_id``,
   ``version``, ``created``, ``changed`` and ``search`` (the lower-cased strings that
   ``filter=text`` searches).
-- ``docbase_blobs`` / ``docbase_blob_chunks``: blob metadata and fixed-size chunks.
+- ``docbase_blobs`` / ``docbase_blob_chunks``: blob metadata and fixed-size chunks;
+  ``docbase_blobs.blob_id`` is indexed (migration 2) so the orphan sweep finds chunks no
+  blob points to without scanning every blob per chunk.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from docbase.adapters.sql import pg_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.core.errors import ConfigurationError
 
-LAYOUT_VERSION = 1
+LAYOUT_VERSION = 2
 
 metadata = sa.MetaData()
 
@@ -57,6 +59,7 @@ blobs = sa.Table(
     sa.Column("content_type", sa.Text, nullable=False),
     sa.Column("chunk_size", sa.Integer, nullable=False),
 )
+blobs_by_id = sa.Index("docbase_blobs_blob_id", blobs.c.blob_id)
 
 blob_chunks = sa.Table(
     "docbase_blob_chunks", metadata,
@@ -116,7 +119,11 @@ def _v1(conn: sa.Connection, dialect: Dialect) -> None:
             conn.exec_driver_sql(statement)
 
 
-MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {1: _v1}
+def _v2(conn: sa.Connection, dialect: Dialect) -> None:
+    blobs_by_id.create(conn, checkfirst=True)
+
+
+MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {1: _v1, 2: _v2}
 
 
 def migrate(conn: sa.Connection, dialect: Dialect) -> int:

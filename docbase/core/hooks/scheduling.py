@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import hashlib
+from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING
 
@@ -42,15 +43,20 @@ def lease_id(database: str, job: str, tick: datetime) -> str:
 
 
 class JobScheduler(AsyncResource):
-    """Runs the jobs of one database while open (``async with JobScheduler(db):``)."""
+    """Runs the jobs of one database while open (``async with JobScheduler(db):``).
 
-    def __init__(self, database: Database) -> None:
+    ``jobs`` defaults to the database's registered jobs (``@db.job``); ``docbase serve``
+    adds docbase's own (the media orphan sweep).
+    """
+
+    def __init__(self, database: Database, jobs: Iterable[Job] | None = None) -> None:
         self.database = database
+        self.jobs = list(database.jobs if jobs is None else jobs)
         self._tasks: list[asyncio.Task[None]] = []
 
     async def open(self) -> None:
-        """Start one timer per registered job."""
-        for job in self.database.jobs:
+        """Start one timer per job."""
+        for job in self.jobs:
             self._tasks.append(asyncio.create_task(self._loop(job), name=f"job {job.name}"))
 
     async def close(self) -> None:

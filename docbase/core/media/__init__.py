@@ -4,8 +4,8 @@
 size limits, hash and head), ``sniffing`` (what the content is), ``images`` and
 ``exif`` (Pillow, off the event loop), ``blobfile`` (a blob as a file for Pillow),
 ``derivatives`` (sizes and making each once), ``records`` (the ``_media`` documents),
-``uploading`` (one upload, all or nothing), ``files`` (what ``open`` returns) and
-``service`` (``db.media``).
+``uploading`` (one upload, all or nothing), ``files`` (what ``open`` returns),
+``sweeping`` (deleting bytes no record owns) and ``service`` (``db.media``).
 """
 
 from __future__ import annotations

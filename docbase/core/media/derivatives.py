@@ -15,6 +15,7 @@ import contextlib
 from collections.abc import AsyncIterator
 
 from docbase.core.errors import InvalidQuery
+from docbase.core.ids import is_object_id
 
 ORIGINAL = "o"
 WIDTHS = {"t": 128, "w": 640}
@@ -43,6 +44,14 @@ def blob_key(media_id: str, size: str = ORIGINAL) -> str:
 def all_blob_keys(media_id: str) -> list[str]:
     """Every blob key a media file may have: its original and every derivative."""
     return [blob_key(media_id), *(blob_key(media_id, size) for size in WIDTHS)]
+
+
+def media_id_of(key: str) -> str | None:
+    """The media id whose original or derivative ``key`` is; ``None`` for other keys."""
+    media_id, slash, size = key.partition("/")
+    if not is_object_id(media_id) or media_id != media_id.lower():
+        return None
+    return media_id if (not slash or size in WIDTHS) else None
 
 
 class KeyedLocks:

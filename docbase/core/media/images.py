@@ -3,8 +3,11 @@
 Only the raster formats of :data:`FORMATS` are ever opened (Pillow is never asked to
 guess among all its decoders). An image's size is checked against
 ``limits.max_image_pixels`` from its header, before any pixel is decoded; Pillow's own
-decompression-bomb guard answers the same. Truncated and corrupt images, and work
-that overruns ``limits.image_timeout``, raise :class:`~docbase.core.errors.InvalidImage`.
+decompression-bomb guard answers the same. An upload's image is then decoded whole (a
+JPEG at an eighth of its size, which reads every byte but holds 1/64 of the pixels), so
+a truncated or corrupt image is refused when it is stored, not each time a thumbnail
+is asked for. Truncated and corrupt images, and work that overruns
+``limits.image_timeout``, raise :class:`~docbase.core.errors.InvalidImage`.
 
 The work runs in a small pool of threads of its own, so decoding never blocks the
 event loop and at most :data:`THREADS` images are decoded at once per process.
@@ -105,13 +108,21 @@ def _open(source: IO[bytes], max_pixels: int) -> Image.Image:
 
 
 def describe(source: IO[bytes], max_pixels: int) -> ImageFacts:
-    """Read an image's header: type, size as displayed (EXIF orientation applied), EXIF."""
+    """Read an image: type, size as displayed (EXIF orientation applied), EXIF.
+
+    The whole image is decoded (the first frame of an animation), so one that is
+    truncated or corrupt past its header is refused here.
+    """
     with _open(source, max_pixels) as image:
         width, height = image.size
         if turns_sideways(orientation_of(image)):
             width, height = height, width
         mimetype = Image.MIME.get(image.format or "", "application/octet-stream")
-        return ImageFacts(mimetype, width, height, exif_of(image))
+        facts = ImageFacts(mimetype, width, height, exif_of(image))
+        if image.format == "JPEG":  # libjpeg scales while decoding: every byte, few pixels
+            image.draft(image.mode, (max(1, image.width // 8), max(1, image.height // 8)))
+        image.load()
+        return facts
 
 
 def derive(source: IO[bytes], width: int, max_pixels: int) -> Derivative:

@@ -13,6 +13,11 @@ A record's ``_id`` is the media id (also the key of the original's blob). Its fi
 
 Other features look media ids up here (a schema's image and file fields), so the
 name and the shape are kept.
+
+The orphan sweep (``sweeping.py``) claims the id of bytes it is about to delete with a
+*tombstone*: a record holding only :data:`TOMBSTONE` and the system fields, which no
+upload can then commit over. Readers treat a tombstone as no record
+(:func:`is_tombstone`).
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from docbase.core.media.sniffing import media_family
 
 MEDIA_COLLECTION = "_media"
 """The system collection of media metadata."""
+TOMBSTONE = "sweeping"
+"""The field of a sweep's tombstone: when the sweep claimed the id."""
 
 
 def media_record(media_id: str, *, origname: str, size: int, mimetype: str, sha256: str,
@@ -44,3 +51,8 @@ def content_tag(record: Document, size: str) -> str:
     """The strong ``ETag`` of a media file's original (``o``) or of a derivative."""
     digest = str(record.get("sha256") or record["_id"])[:32]
     return f'"{digest}"' if size == "o" else f'"{digest}-{size}"'
+
+
+def is_tombstone(record: Document) -> bool:
+    """Tell whether ``record`` is a sweep's claim on an id rather than a file's metadata."""
+    return TOMBSTONE in record and "origname" not in record

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterable, AsyncIterator, Iterable, Sequence
+from datetime import timedelta
 from typing import TYPE_CHECKING, Any
 
 from docbase.core.auth import Action, authorize
@@ -32,8 +33,9 @@ from docbase.core.media.derivatives import (
 )
 from docbase.core.media.files import MediaFile
 from docbase.core.media.receiving import Upload
-from docbase.core.media.records import MEDIA_COLLECTION, content_tag
+from docbase.core.media.records import MEDIA_COLLECTION, content_tag, is_tombstone
 from docbase.core.media.sniffing import RASTER_TYPES
+from docbase.core.media.sweeping import Swept, orphan_grace, sweep
 from docbase.core.media.uploading import Uploaded, UploadRun
 from docbase.core.ports import BlobInfo, BlobStore
 from docbase.core.query import JSON, In, Query
@@ -111,7 +113,7 @@ class Media:
         """
         media_id = check_object_id(media_id)
         authorize(principal, Action("GET", f"/media/{media_id}/meta"))
-        return await self.records(principal).get(media_id)
+        return _existing(await self.records(principal).get(media_id))
 
     async def find(self, q: Any = None, h: dict[str, JSON] | None = None, *,
                    query: Query | None = None, principal: Principal = SYSTEM,
@@ -124,7 +126,8 @@ class Media:
 
         """
         authorize(principal, Action("GET", "/media/*/meta"))
-        return await self.records(principal).find(q, h, query=query)
+        found = await self.records(principal).find(q, h, query=query)
+        return [record for record in found if not is_tombstone(record)]
 
     async def find_ids(self, ids: Sequence[str], *, principal: Principal = SYSTEM,
                        ) -> list[Document]:
@@ -154,7 +157,7 @@ class Media:
         """
         if is_object_id(ref):
             with contextlib.suppress(NotFound):
-                return await self.records().get(ref)
+                return _existing(await self.records().get(ref))
         await self._ensure_index()
         newest = await self.records().find({"origname": ref},
                                            {"$orderby": {"_created": -1, "_id": -1}, "$max": 1})
@@ -241,6 +244,32 @@ class Media:
         return deleted
 
 
+    # ------------------------------------------------------------------ sweep
+
+    async def sweep(self, grace: timedelta | None = None) -> Swept:
+        """Delete stored bytes that no metadata owns, begun more than ``grace`` ago.
+
+        ``grace`` defaults to the ``media.orphan_grace`` setting (1 hour); an upload in
+        progress is never robbed (``sweeping.py``). ``docbase serve`` sweeps hourly.
+
+        Raises:
+            InvalidQuery: the stored ``media.orphan_grace`` is not a duration.
+
+        """
+        if grace is None:
+            grace = await orphan_grace(self.database)
+        try:
+            return await sweep(self.database, grace)
+        finally:
+            self.database.auth_cache.invalidate(OPENED)
+
+
 async def _single(data: bytes) -> AsyncIterator[bytes]:
     yield data
+
+
+def _existing(record: Document) -> Document:
+    if is_tombstone(record):
+        raise NotFound(f"no media file {record['_id']}")
+    return record
 

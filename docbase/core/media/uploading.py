@@ -7,6 +7,12 @@ are all their records written to ``_media`` in one insert through the write pipe
 Whatever fails on the way, the bytes stored so far are deleted again, unless their
 records were committed after all (an after-hook failed), so a failed upload leaves
 neither bytes nor metadata, and no record is left without its bytes.
+
+An upload that takes longer than ``media.orphan_grace`` may meet the orphan sweep
+(``sweeping.py``): its commit is refused when the sweep claimed one of its ids first,
+and when the sweep deleted an original before the commit, the upload finds it gone
+right after and takes its records back. Either way it fails with ``Conflict`` naming
+the file, and nothing of it stays.
 """
 
 from __future__ import annotations
@@ -21,14 +27,14 @@ import msgspec
 
 from docbase.core.auth.principal import Principal, on_behalf_of
 from docbase.core.documents import Document
-from docbase.core.errors import InvalidQuery, NotFound, PayloadTooLarge
+from docbase.core.errors import Conflict, InvalidQuery, NotFound, PayloadTooLarge
 from docbase.core.events import WriteEvent
 from docbase.core.ids import new_object_id
 from docbase.core.media import images
 from docbase.core.media.blobfile import image_source
 from docbase.core.media.derivatives import all_blob_keys, blob_key
 from docbase.core.media.receiving import Budget, Receiver, Upload, clean_filename, peek
-from docbase.core.media.records import MEDIA_COLLECTION, media_record
+from docbase.core.media.records import MEDIA_COLLECTION, is_tombstone, media_record
 from docbase.core.media.sniffing import HEAD_BYTES, RASTER_TYPES, sniff
 from docbase.core.ports import BlobStore
 
@@ -68,12 +74,38 @@ class UploadRun:
                 records.append(await self._receive(file))
             if not records:
                 raise InvalidQuery("the upload holds no file")
-            await self.database.pipeline.write(WriteEvent(
-                MEDIA_COLLECTION, on_behalf_of(self.principal), documents=records))
+            await self._commit(records)
         except BaseException:
             await self._discard(records)
             raise
         return Uploaded(self.uploadid, [str(r["_id"]) for r in records])
+
+    async def _commit(self, records: list[Document]) -> None:
+        """Write the records through the pipeline; refuse what the orphan sweep took."""
+        try:
+            await self.database.pipeline.write(WriteEvent(
+                MEDIA_COLLECTION, on_behalf_of(self.principal), documents=records))
+        except Conflict as exc:
+            claimed = await self._claimed(records)
+            if claimed is None:
+                raise
+            raise Conflict(_swept(claimed)) from exc
+        for record in records:
+            try:
+                await self.blobs.stat(blob_key(str(record["_id"])))
+            except NotFound:  # swept before the commit: take the records back
+                await self.database.store.delete(MEDIA_COLLECTION,
+                                                 [str(r["_id"]) for r in records])
+                raise Conflict(_swept(record)) from None
+
+    async def _claimed(self, records: Sequence[Document]) -> Document | None:
+        """The first record whose id the orphan sweep holds a tombstone for."""
+        for record in records:
+            with contextlib.suppress(NotFound):
+                if is_tombstone(await self.database.store.get(MEDIA_COLLECTION,
+                                                              str(record["_id"]))):
+                    return record
+        return None
 
     async def _receive(self, file: Upload) -> Document:
         name = clean_filename(file.filename)
@@ -104,14 +136,20 @@ class UploadRun:
         if not records:
             return
         with contextlib.suppress(NotFound):
-            await self.database.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
-            return  # committed (an after-hook failed): the bytes stay with their records
+            stored = await self.database.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
+            if stored.get("uploadid") == self.uploadid:
+                return  # committed (an after-hook failed): the bytes stay with their records
         for record in records:
             for key in all_blob_keys(str(record["_id"])):
                 try:
                     await self.blobs.delete(key)
                 except Exception:
                     logger.exception("could not delete blob %r of a failed upload", key)
+
+
+def _swept(record: Document) -> str:
+    return (f"file {record['origname']!r} was removed by the orphan sweep: the upload took "
+            "longer than media.orphan_grace; upload it again")
 
 
 async def _each(files: Iterable[Upload] | AsyncIterable[Upload]) -> AsyncIterator[Upload]:

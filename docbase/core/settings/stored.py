@@ -1,7 +1,7 @@
 """The typed settings a database keeps in its storage (the "global settings").
 
 They are one nested JSON object. The sections below (``mail``, ``auth``, ``realtime``,
-``schema``) are typed: a value of the wrong type or an unknown key inside them is
+``schema``, ``media``) are typed: a value of the wrong type or an unknown key inside them is
 refused, naming its path. Every other top-level key holds the operator's own secrets (for example
 ``google.private_key``), which ``POST /auth/jwt`` can sign with by dotted path.
 Nothing here is ever returned by an HTTP endpoint.
@@ -120,9 +120,17 @@ class SchemaSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     undeclared fields; ``strict`` refuses collections and fields no schema defines."""
 
 
+class MediaSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """The media archive (``media.*``; ``docs/media.md``)."""
+
+    orphan_grace: str | int = "1h"
+    """How old stored bytes without metadata must be before the orphan sweep deletes
+    them: seconds, or ``"30m"``, ``"1h"``, ``"1d"``. Longer than any upload takes."""
+
+
 _SECTIONS: dict[str, type[msgspec.Struct]] = {
     "mail": MailSettings, "auth": AuthSettings, "realtime": RealtimeSettings,
-    "schema": SchemaSettings,
+    "schema": SchemaSettings, "media": MediaSettings,
 }
 
 
@@ -133,6 +141,7 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     auth: AuthSettings = AuthSettings()
     realtime: RealtimeSettings = RealtimeSettings()
     schema: SchemaSettings = SchemaSettings()
+    media: MediaSettings = MediaSettings()
     tree: dict[str, Any] = {}
     """The whole stored object, for secrets looked up by dotted path."""
 
