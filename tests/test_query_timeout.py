@@ -88,6 +88,11 @@ async def test_postgresql_sessions_carry_the_query_timeout() -> None:
                 lambda conn: conn.exec_driver_sql("SHOW statement_timeout").scalar(),
                 write=False)
             assert shown == "300ms"
+            # a lock held elsewhere is waited for half as long: 503, not 400
+            # (tests/test_lock_contention.py)
+            assert await store.backend.run(
+                lambda conn: conn.exec_driver_sql("SHOW lock_timeout").scalar(),
+                write=False) == "150ms"
             started = time.monotonic()
             with pytest.raises(QueryTimeout):
                 await store.backend.run(
