@@ -132,7 +132,8 @@ async def test_mongo_reads_carry_max_time_ms() -> None:
             await store.find("people", Query(parse_filter({"a": {"$regex": "^x"}})))
         assert listener.commands, "no read command was sent"
         for command in listener.commands:
-            assert command.get("maxTimeMS") == 2500, command
+            # the client-side timeout sends the time left of the 2.5 s (less a round trip)
+            assert 0 < command.get("maxTimeMS", 0) <= 2500, command
     finally:
         await client.drop_database(name)
         await client.close()
