@@ -10,7 +10,6 @@ it stops as on a graceful shutdown, the request in flight answered, and exits.
 from __future__ import annotations
 
 import os
-import signal
 import socket
 import subprocess
 import sys

@@ -102,11 +102,13 @@ def _prepare_postgresql(engine: sa.Engine) -> None:
 
 
 def lock_wait(query_timeout: float) -> float:
-    """Seconds a write waits for a lock held elsewhere: :data:`LOCK_SHARE` of
-    ``query_timeout``. PostgreSQL's ``lock_timeout`` (SQLSTATE 55P03) and the SQLite
-    writer's wait for the file's write lock ("database is locked") both end there,
-    before ``statement_timeout`` (57014) could, and :mod:`.errors` answers them as the
-    backend being unavailable for now, not as a bad request."""
+    """Seconds a write waits for a lock held elsewhere: :data:`LOCK_SHARE` of ``query_timeout``.
+
+    PostgreSQL's ``lock_timeout`` (SQLSTATE 55P03) and the SQLite writer's wait for the
+    file's write lock ("database is locked") both end there, before
+    ``statement_timeout`` (57014) could, and :mod:`.errors` answers them as the backend
+    being unavailable for now, not as a bad request.
+    """
     return query_timeout * LOCK_SHARE
 
 
