@@ -48,8 +48,8 @@ def test_matching_reads_patterns_as_pythons_re_does(
     assert regex_search(pattern, options, text) is found
 
 
-# Not the Mongo wire server: it runs regexes in Node's backtracking engine, which the
-# test server cannot bound (MongoDB itself stops PCRE at its match limit).
+# Not the Mongo wire server: it runs regexes in Node's backtracking engine and stays busy
+# for minutes, so its test (tests/test_mongo_regex_bound.py) starts a private one.
 @pytest.fixture(params=["memory", "sqlite-file", "postgresql"])
 async def live(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
     async with BACKENDS[request.param](request) as stores, live_docbase(

@@ -144,6 +144,20 @@ class CoalescingHttpProtocol(HttpToolsProtocol):
         self._stop_header_clock()
         super().connection_lost(exc)
 
+    def shutdown(self) -> None:
+        """Graceful shutdown: drop an idle connection now, let a request in flight finish.
+
+        uvicorn closes an idle keep-alive connection with a TLS ``close_notify`` and then
+        waits for the client's own, which an idle pooled client never sends (it reads
+        nothing until its next request): the server waited the full graceful timeout
+        (30 s) for every such connection before it could exit. An idle connection
+        carries nothing to lose, so it is dropped at once.
+        """
+        if self.cycle is None or self.cycle.response_complete:
+            self.transport.abort()
+        else:
+            super().shutdown()
+
     def on_response_complete(self) -> None:
         """Send the head of a response without body parts, then go on as uvicorn does."""
         transport: Any = self.transport

@@ -54,6 +54,7 @@ from docbase.http.supervision import (
     WORKER_HEALTHCHECK_SECONDS,
     TlsConfig,
     UvicornRunner,
+    exit_with_supervisor,
 )
 from docbase.http.tls import ensure_self_signed
 
@@ -160,8 +161,13 @@ async def resume_mail(database: Database) -> None:
 
 
 def worker_app() -> Any:
-    """Build the app from the deployment in the environment (the server's app factory)."""
+    """Build the app from the deployment in the environment (the server's app factory).
+
+    The worker stops once its supervisor is gone, even one killed with SIGKILL
+    (:func:`~docbase.http.supervision.exit_with_supervisor`).
+    """
     deployment = msgspec.json.decode(os.environ[DEPLOYMENT_ENV], type=Deployment)
+    exit_with_supervisor(deployment.graceful_timeout)
     return build_app(deployment)
 
 

@@ -3,13 +3,23 @@
 The main process binds the port, writes the pid file and runs uvicorn's
 ``Multiprocess`` supervisor; workers are spawned processes that each build the app from
 the deployment in their environment (``docbase.http.serve.worker_app``).
+
+A worker never outlives its supervisor (:func:`exit_with_supervisor`): killed with
+SIGKILL, the main process cannot stop its workers, which would go on serving, and
+holding the port, as orphans.
 """
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import logging
 import os
+import signal
 import ssl
 import sys
+import threading
+import time
 from pathlib import Path
 
 import uvicorn
@@ -24,6 +34,58 @@ kill it, and abort a SIGHUP restart, before it served."""
 TLS12_CIPHERS = "ECDHE+AESGCM:ECDHE+CHACHA20"
 """The TLS 1.2 cipher suites offered: forward secret (ECDHE) and AEAD only. TLS 1.3's
 suites are all of that kind already."""
+
+
+SUPERVISOR_ENV = "DOCBASE_SUPERVISOR_PID"
+"""The environment variable that tells a worker its supervisor's process id."""
+WATCH_INTERVAL = 0.5
+"""Seconds between two looks of a worker at its parent's process id."""
+EXIT_SLACK = 5.0
+"""Seconds a worker whose supervisor died gets beyond the graceful shutdown's bound
+(application shutdown included) before it exits at once."""
+_PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+logger = logging.getLogger("docbase.serve")
+
+
+def exit_with_supervisor(graceful_timeout: float) -> None:
+    """In a worker: stop gracefully once the supervisor is gone, and exit for sure.
+
+    On Linux the kernel sends SIGTERM the moment the parent dies
+    (``prctl(PR_SET_PDEATHSIG)``); everywhere a daemon thread also looks every
+    :data:`WATCH_INTERVAL` seconds whether the parent is still the supervisor named in
+    :data:`SUPERVISOR_ENV` (an orphan is adopted by another process), and if not sends
+    SIGTERM itself, which stops uvicorn's server as the supervisor would: no new
+    connections, in-flight requests get ``graceful_timeout``. Should the worker still
+    run :data:`EXIT_SLACK` seconds after that, it exits at once, abandoning what is left.
+    """
+    expected = int(os.environ.get(SUPERVISOR_ENV) or os.getppid())
+    _parent_death_signal(signal.SIGTERM)
+    threading.Thread(target=_watch, args=(expected, graceful_timeout),
+                     name="docbase-supervisor-watch", daemon=True).start()
+
+
+def _parent_death_signal(sig: signal.Signals) -> bool:
+    """Ask Linux to send ``sig`` when the parent dies; False where that cannot be."""
+    if not sys.platform.startswith("linux"):
+        return False
+    with contextlib.suppress(OSError, AttributeError):
+        libc = ctypes.CDLL(None, use_errno=True)
+        return bool(libc.prctl(_PR_SET_PDEATHSIG, int(sig), 0, 0, 0) == 0)
+    return False
+
+
+def _watch(supervisor: int, graceful_timeout: float) -> None:
+    # checked at once too: the supervisor may have died before prctl above
+    while os.getppid() == supervisor:
+        time.sleep(WATCH_INTERVAL)
+    logger.warning("the supervisor (process %s) is gone: worker %s stops", supervisor,
+                   os.getpid())
+    os.kill(os.getpid(), signal.SIGTERM)  # a second SIGTERM is harmless to uvicorn
+    time.sleep(graceful_timeout + EXIT_SLACK)
+    logger.error("worker %s still running %.0f s after its supervisor died: exiting now",
+                 os.getpid(), graceful_timeout + EXIT_SLACK)
+    os._exit(1)
 
 
 class TlsConfig(uvicorn.Config):
@@ -61,6 +123,7 @@ class UvicornRunner:
         print(f"docbase: Listening at: {self.url}", file=sys.stderr, flush=True)
         if self.pid_file is not None:
             self.pid_file.write_text(f"{os.getpid()}\n")
+        os.environ[SUPERVISOR_ENV] = str(os.getpid())  # inherited by every worker
         try:
             Multiprocess(config, sockets=[sock]).run()
         finally:

@@ -17,10 +17,12 @@ may briefly see part of a batch that is then withdrawn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import contextlib
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import msgspec
+import pymongo
 from bson import ObjectId
 from pymongo import AsyncMongoClient, ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
@@ -75,10 +77,10 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
     ) -> None:
         """Use ``database`` through ``client`` (closed with the store if ``owns_client``).
 
-        Reads carry ``maxTimeMS`` = ``query_timeout``, residual filters the same bound.
+        Every operation is bounded by ``query_timeout`` (:meth:`_bounded`), residual
+        filters likewise.
         """
         self.query_timeout = query_timeout
-        self._max_time_ms = max(1, round(query_timeout * 1000))
         self._client = client
         self._db: AsyncDatabase[Raw] = client[database]
         self._owns_client = owns_client
@@ -90,13 +92,33 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
 
     async def open(self) -> None:
         """Check that the server answers (collections need no set-up)."""
-        with translated("reach MongoDB"):
+        with self._bounded("reach MongoDB"):
             await self._db.command("ping")
 
     async def close(self) -> None:
-        """Close the client if this store created it."""
+        """Close the client if this store created it.
+
+        Closing ends the client's sessions on the server: bounded like any operation,
+        so that a stalled server cannot hold up a graceful shutdown.
+        """
         if self._owns_client:
-            await self._client.close()
+            with pymongo.timeout(self.query_timeout):
+                await self._client.close()
+
+    @contextlib.contextmanager
+    def _bounded(self, action: str, *, query: bool = False) -> Iterator[None]:
+        """Run driver calls about ``action`` within ``query_timeout``, errors translated.
+
+        pymongo's client-side operation timeout bounds the whole operation (server
+        selection, connection, the reply) and sends the time left as ``maxTimeMS``:
+        a server that honours it stops the query itself; one that does not (the
+        CongoDB test server, a stalled server) is given up on by the client, the
+        connection closed, so no request waits longer. A ``query`` past it is a
+        ``QueryTimeout`` (400), any other operation a ``BackendError`` (503): a write
+        by ``_id`` that gets no answer says nothing about the request.
+        """
+        with pymongo.timeout(self.query_timeout), translated(action, query=query):
+            yield
 
     def _collection(self, name: str) -> AsyncCollection[Raw]:
         return self._db[collection_name(name)]
@@ -112,7 +134,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
                 raise InvalidId(f"{document['_id']!r} is not a stored ObjectID")
         encoded = [encode_document(document) for document in documents]
         target = self._collection(collection)
-        with translated(f"insert into {collection!r}"):
+        with self._bounded(f"insert into {collection!r}"):
             try:
                 await target.insert_many(encoded, ordered=True)
             except BulkWriteError as exc:
@@ -142,7 +164,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
                 selector["_version"] = expected_version
             if native.guard is not None:
                 selector["$expr"] = native.guard
-            with translated(f"update {document_id} in {collection!r}"):
+            with self._bounded(f"update {document_id} in {collection!r}"):
                 raw = await target.find_one_and_update(
                     selector, native.document, projection=_UNSEARCHED,
                     return_document=ReturnDocument.AFTER)
@@ -164,13 +186,13 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         expected_version: int | None,
     ) -> Document | None:
         """Read, apply core's update, replace if unchanged meanwhile (else ``None``)."""
-        with translated(f"read {oid} for an update"):
+        with self._bounded(f"read {oid} for an update"):
             raw = await target.find_one({"_id": oid}, _UNSEARCHED)
         if raw is None:
             raise NotFound(f"no document {oid} in {target.name!r}")
         current = decode_document(raw)
         changed = updated_document(str(oid), current, update, stamp, expected_version)
-        with translated(f"update {oid}"):
+        with self._bounded(f"update {oid}"):
             # a document stored without _version (null matches missing) counts as 0
             result = await target.replace_one({"_id": oid,
                                                "_version": current.get("_version")},
@@ -189,7 +211,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
             return []
         target = self._collection(collection)
         if versioned is not None:
-            with translated(f"delete {versioned} from {collection!r}"):
+            with self._bounded(f"delete {versioned} from {collection!r}"):
                 result = await target.delete_one({"_id": oids[0], "_version": expected_version})
                 if result.deleted_count:
                     return [versioned]
@@ -197,7 +219,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
             if stored is not None:
                 check_version(versioned, stored.get("_version", 0), expected_version)
             return []
-        with translated(f"delete from {collection!r}"):
+        with self._bounded(f"delete from {collection!r}"):
             found = {raw["_id"] async for raw in target.find({"_id": {"$in": oids}}, {"_id": 1})}
             if found:
                 await target.delete_many({"_id": {"$in": list(found)}})
@@ -214,14 +236,13 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         compiled = compile_filter(filter)
         target = self._collection(collection)
         if compiled.residual is None:
-            with translated(f"select in {collection!r}"):
-                oids = [raw["_id"] async for raw in target.find(
-                    compiled.query, {"_id": 1}, max_time_ms=self._max_time_ms)]
+            with self._bounded(f"select in {collection!r}", query=True):
+                oids = [raw["_id"] async for raw in target.find(compiled.query, {"_id": 1})]
         else:
             oids = [ObjectId(d["_id"]) for d in await self._candidates(collection, compiled)]
         if not oids:
             return []
-        with translated(f"delete from {collection!r}"):
+        with self._bounded(f"delete from {collection!r}"):
             # one deletion; the filter again, so a document changed meanwhile is spared
             result = await target.delete_many({"$and": [compiled.query,
                                                         {"_id": {"$in": oids}}]})
@@ -238,7 +259,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         oid = object_id(document_id)
         raw = None
         if oid is not None:
-            with translated(f"read {document_id} in {collection!r}"):
+            with self._bounded(f"read {document_id} in {collection!r}"):
                 raw = await self._collection(collection).find_one({"_id": oid}, _UNSEARCHED)
         if raw is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
@@ -262,7 +283,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         """Filter, sort and page on the server; ``None`` if the sort needs core."""
         target = self._collection(collection)
         query = encode_names(query)  # the sort and projection name stored fields
-        with translated(f"query {collection!r}"):
+        with self._bounded(f"query {collection!r}", query=True):
             if query.sort and await self._run(target, unsortable_pipeline(match, query.sort)):
                 return None
             page = await self._run(target, page_pipeline(match, query))
@@ -270,9 +291,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
 
     async def _candidates(self, collection: str, compiled: CompiledFilter) -> list[Document]:
         """Fetch the documents matching ``compiled``, its residual checked with core."""
-        with translated(f"query {collection!r}"):
-            cursor = self._collection(collection).find(compiled.query, _UNSEARCHED,
-                                                       max_time_ms=self._max_time_ms)
+        with self._bounded(f"query {collection!r}", query=True):
+            cursor = self._collection(collection).find(compiled.query, _UNSEARCHED)
             documents = [decode_document(raw) async for raw in cursor]
         residual = compiled.residual
         if residual is None:
@@ -285,9 +305,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         compiled = compile_filter(filter)
         if compiled.residual is not None:
             return len(await self._candidates(collection, compiled))
-        with translated(f"count in {collection!r}"):
-            return await self._collection(collection).count_documents(
-                compiled.query, maxTimeMS=self._max_time_ms)
+        with self._bounded(f"count in {collection!r}", query=True):
+            return await self._collection(collection).count_documents(compiled.query)
 
     async def aggregate(
         self,
@@ -301,7 +320,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         if compiled.residual is None:
             pipeline = group_pipeline(compiled.query, [encode_path(path) for path in groupby],
                                       [encode_names(spec) for spec in aggregates])
-            with translated(f"aggregate {collection!r}"):
+            with self._bounded(f"aggregate {collection!r}", query=True):
                 raw = await self._run(self._collection(collection), pipeline)
             rows = decode_rows(raw, groupby, aggregates)
             if rows is not None:
@@ -315,7 +334,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
     async def collections(self) -> list[str]:
         """Name the docbase collections that hold documents, sorted."""
         names = []
-        with translated("list collections"):
+        with self._bounded("list collections"):
             for stored in await self._db.list_collection_names():
                 name = docbase_name(stored)
                 if name is not None and await self._db[stored].find_one({}, {"_id": 1}):
@@ -324,18 +343,17 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
 
     async def drop(self, collection: str) -> None:
         """Drop the collection and its indexes."""
-        with translated(f"drop {collection!r}"):
+        with self._bounded(f"drop {collection!r}"):
             await self._db.drop_collection(collection_name(collection))
 
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create an ascending index; unique ones leave missing and null alone."""
-        with translated(f"index {'.'.join(path)!r} of {collection!r}"):
+        with self._bounded(f"index {'.'.join(path)!r} of {collection!r}"):
             await ensure_index(self._collection(collection), encode_path(path), unique=unique)
 
     async def _run(self, target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
         # sort keys are computed, so no index serves a sort: let big sorts spill to disk
-        cursor = await target.aggregate(pipeline, allowDiskUse=True,
-                                        maxTimeMS=self._max_time_ms)
+        cursor = await target.aggregate(pipeline, allowDiskUse=True)
         return await cursor.to_list()
 
     def change_signal(self) -> None:

@@ -50,6 +50,11 @@ Work = Callable[[sa.Connection], T]
 AnyEngine = AsyncEngine | sa.Engine
 
 _BUSY_TIMEOUT_MS = 30_000
+LOCK_SHARE = 0.5
+"""Share of ``limits.query_timeout`` a write may wait for a lock another transaction
+holds (a PostgreSQL row, SQLite's write lock) before it gives up with ``BackendError``
+(503, retry): below the statement's own bound, so that contention is never answered as
+a slow query (400 ``QueryTimeout``). See :func:`lock_wait`."""
 _PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
 _THREADS = 16  # at least the connection pool's size (15, see engine.py)
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
@@ -96,6 +101,17 @@ def _prepare_postgresql(engine: sa.Engine) -> None:
         cursor.close()
 
 
+def lock_wait(query_timeout: float) -> float:
+    """Seconds a write waits for a lock held elsewhere: :data:`LOCK_SHARE` of ``query_timeout``.
+
+    PostgreSQL's ``lock_timeout`` (SQLSTATE 55P03) and the SQLite writer's wait for the
+    file's write lock ("database is locked") both end there, before
+    ``statement_timeout`` (57014) could, and :mod:`.errors` answers them as the backend
+    being unavailable for now, not as a bad request.
+    """
+    return query_timeout * LOCK_SHARE
+
+
 def dialect_for(name: str) -> Dialect:
     """Return the :class:`Dialect` for an SQLAlchemy dialect name.
 
@@ -133,7 +149,8 @@ class SqlBackend:
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
-                self._writer = GroupCommitWriter(engine, _begin_locked, self._bounded)
+                self._writer = GroupCommitWriter(engine, _begin_locked, self._bounded,
+                                                 lambda: lock_wait(self.query_timeout))
         else:
             _prepare_postgresql(sync_engine)
 

@@ -12,6 +12,7 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from docbase.adapters.sql import pg_point_reads
+from docbase.adapters.sql.backend import lock_wait
 from docbase.adapters.sql.blobs import SqlBlobStore
 from docbase.adapters.sql.store import SqlDocumentStore
 from docbase.core.errors import ConfigurationError, MissingDependencyError
@@ -28,8 +29,9 @@ def create_engine(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     :data:`CONNECT_TIMEOUT`). SQLite gets a
     synchronous engine that the stores drive from worker threads, one hop per operation
     (an ``AsyncEngine`` with aiosqlite works too, at several hops per operation).
-    PostgreSQL sessions get ``statement_timeout`` = ``query_timeout``; SQLite's bound is
-    kept by the backend (:mod:`.backend`).
+    PostgreSQL sessions get ``statement_timeout`` = ``query_timeout`` and
+    ``lock_timeout`` = :func:`~.backend.lock_wait` of it; SQLite's bounds are kept by
+    the backend (:mod:`.backend`).
 
     Raises:
         ConfigurationError: the scheme is not SQLite or PostgreSQL.
@@ -77,7 +79,10 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
     timeout = query.pop("connect_timeout", None)
     # a statement running longer is cancelled by the server (SQLSTATE 57014): one
     # request can never hold a connection and a worker for longer
-    settings = {"statement_timeout": str(max(1, round(query_timeout * 1000)))}
+    settings = {"statement_timeout": _milliseconds(query_timeout),
+                # waiting for a lock another transaction holds ends sooner (55P03): the
+                # backend is busy, a 503 to retry, not a slow query (backend.lock_wait)
+                "lock_timeout": _milliseconds(lock_wait(query_timeout))}
     if isinstance(schema, str):
         settings["search_path"] = schema
     connect_args: dict[str, object] = {
@@ -96,6 +101,10 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
         asyncpg.connect, dsn, server_settings={**settings, "jit": "off"},
         timeout=connect_args["timeout"]))
     return engine
+
+
+def _milliseconds(seconds: float) -> str:
+    return str(max(1, round(seconds * 1000)))
 
 
 def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,

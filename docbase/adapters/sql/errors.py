@@ -11,6 +11,9 @@ SQLite: a user function raised        :class:`~docbase.core.errors.RegexTimeout`
 PostgreSQL ``statement_timeout``       :class:`~docbase.core.errors.QueryTimeout`
 (57014), SQLite "interrupted" (the
 backend's progress handler)
+PostgreSQL ``lock_timeout`` (55P03):   :class:`~docbase.core.errors.BackendError`
+a row or table another transaction     (503 with ``Retry-After``: contention is no
+holds; SQLite "database is locked"     bad request; ``backend.lock_wait``)
 a collection table dropped elsewhere   :class:`MissingTable` (the caller retries)
 anything else, lost connections too    :class:`~docbase.core.errors.BackendError`
 =====================================  ===========================================
@@ -62,6 +65,10 @@ def translate_errors() -> Iterator[None]:
             raise RegexTimeout("a $regex took longer than its time limit (on one value, "
                                "or limits.query_timeout on all of them); it backtracks "
                                "too much: simplify the pattern") from exc
+        if state == "55P03":
+            raise BackendError("the data is locked by another transaction for longer "
+                               "than the lock wait (limits.query_timeout / 2); try again "
+                               "shortly") from exc
         if state == "57014" or str(exc.orig) == "interrupted":
             raise QueryTimeout("the query took longer than limits.query_timeout; narrow "
                                "it down (a simpler $regex, an indexed field)") from exc

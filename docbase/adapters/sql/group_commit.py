@@ -47,14 +47,18 @@ class GroupCommitWriter:
     ``begin`` makes SQLAlchemy's transaction of a batch on a connection of ``engine``
     whose driver connection already holds the write lock (:func:`take_write_lock`);
     ``bounded`` gives each write of the batch its own time limit (the store's
-    ``query_timeout``), as every other store operation has.
+    ``query_timeout``), as every other store operation has; ``lock_wait`` says how long
+    a batch waits for the write lock another process holds (then every write of the
+    batch fails with ``BackendError``, "database is locked": 503, retry).
     """
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
-                 bounded: Callable[[sa.Connection], AbstractContextManager[Any]]) -> None:
+                 bounded: Callable[[sa.Connection], AbstractContextManager[Any]],
+                 lock_wait: Callable[[], float] = lambda: _LOCK_TIMEOUT) -> None:
         self.engine = engine
         self._begin = begin
         self._bounded = bounded
+        self._lock_wait = lock_wait
         self._lock = threading.Lock()
         self._pending: list[_Pending] = []
         self._active = False
@@ -95,7 +99,7 @@ class GroupCommitWriter:
             with self.engine.connect() as conn:
                 driver = conn.connection.driver_connection
                 assert driver is not None
-                take_write_lock(driver)
+                take_write_lock(driver, self._lock_wait())
                 with self._begin(conn):
                     for work, _future in batch:
                         with self._bounded(conn):
@@ -155,8 +159,9 @@ def take_write_lock(driver: sqlite3.Connection, timeout: float = _LOCK_TIMEOUT) 
 
 
 def _translated(exc: BaseException) -> BaseException:
-    if isinstance(exc, sqlite3.Error):  # a savepoint statement, sent to the driver directly
-        error = BackendError(f"database error: {exc}")
+    if isinstance(exc, sqlite3.Error):  # the lock, or a savepoint, sent to the driver directly
+        hint = "; another process holds it: try again" if "locked" in str(exc) else ""
+        error = BackendError(f"database error: {exc}{hint}")
         error.__cause__ = exc
         return error
     return exc

@@ -28,9 +28,10 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     reads the body; MongoDB stores documents at most 100 levels deep."""
     query_timeout: float = DEFAULT_QUERY_TIMEOUT
     """Seconds one store operation of a request may run before it is refused (400
-    ``QueryTimeout``): PostgreSQL's ``statement_timeout``, MongoDB's ``maxTimeMS``, and
-    on SQLite and memory every statement and all ``$regex`` matching of one operation
-    together (``docs/reliability.md``)."""
+    ``QueryTimeout``): PostgreSQL's ``statement_timeout``, every MongoDB operation (on
+    the client, and as ``maxTimeMS``), and on SQLite and memory every statement and all
+    ``$regex`` matching of one operation together (``docs/reliability.md``). A write
+    waits half of it for a lock another transaction holds, then answers 503."""
     hook_timeout: float = 10.0
     """Seconds a server-side hook may take before its request answers 504."""
     job_timeout: float = 300.0
