@@ -31,13 +31,11 @@ from typing import Any, Protocol, TextIO
 import msgspec
 
 from docbase.bootstrap import (
-    ADMIN_KEY_ENV,
-    AdminKey,
     bootstrap,
     build_deployment_server,
     ensure_admin_key,
 )
-from docbase.config import PID_FILE, PRIMARY, Deployment, admin_key_path, ensure_data_dir
+from docbase.config import PID_FILE, Deployment, ensure_data_dir
 from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
@@ -46,6 +44,7 @@ from docbase.core.media.sweeping import sweep_job
 from docbase.core.registry import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
+from docbase.http.banner import banner, base_url
 from docbase.http.coalescing import CoalescingHttpProtocol
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
@@ -202,66 +201,6 @@ def _check_port(host: str, port: int) -> None:
             probe.bind((host, port))
         except OSError as exc:
             raise ConfigurationError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
-
-
-def base_url(deployment: Deployment, listener: Listener) -> str:
-    """Return the URL a client on this machine reaches the server at."""
-    host = deployment.host
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{'https' if listener.tls else 'http'}://{host}:{deployment.port}"
-
-
-def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) -> str:
-    """Describe the running server and show how to call it with its full-access key."""
-    url = base_url(deployment, listener)
-    names = ", ".join(entry.name for entry in deployment.all_databases())
-    lines = [f"docbase: serving {url} (databases: {names}; workers: {deployment.workers})"]
-    curl = "curl"
-    if listener.self_signed:
-        made = "created now" if listener.created else "self-signed"
-        lines.append(f"docbase: TLS certificate {_shown(listener.certfile)} ({made})")
-        curl = f"curl --cacert {_shown(listener.certfile)}"
-    elif not listener.tls:
-        lines.append("docbase: plain HTTP for a TLS-terminating proxy at "
-                     f"{', '.join(deployment.trusted_proxies)} (X-Forwarded-Proto: https)")
-        curl = "curl -H 'X-Forwarded-Proto: https'"
-    header = None
-    for outcome in admin:
-        if outcome.warning:
-            lines.append(f"docbase: warning: {outcome.warning}")
-        if outcome.database != PRIMARY:
-            if outcome.created:
-                lines.append(f"docbase: database {outcome.database!r}: full-access key "
-                             f"written to {_shown(outcome.path)}")
-            continue
-        if outcome.source == "env":
-            state = "created" if outcome.created else "present"
-            lines.append(f"docbase: full-access key from ${ADMIN_KEY_ENV} ({state})")
-            header = f'"x-apikey: ${ADMIN_KEY_ENV}"'
-        elif outcome.source == "file":
-            lines.append("docbase: created a full-access API key, written to "
-                         f"{_shown(outcome.path)} (mode 0600)")
-            header = f'"x-apikey: $(cat {_shown(outcome.path)})"'
-    path = admin_key_path(deployment.data_path, PRIMARY)
-    if header is None and path.exists():
-        header = f'"x-apikey: $(cat {_shown(str(path))})"'
-    if header is not None:
-        base = "" if deployment.default_database == PRIMARY else f"/db/{PRIMARY}"
-        lines.append("docbase: try it:")
-        lines.append(f"  {curl} -H {header} {url}{base}/rest/people")
-    return "\n".join(lines)
-
-
-def _shown(path: str | None) -> str:
-    if path is None:
-        return ""
-    try:
-        return str(Path(path).relative_to(Path.cwd()))
-    except ValueError:
-        return path
 
 
 def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
