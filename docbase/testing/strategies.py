@@ -8,9 +8,10 @@ documents, and sizes stay modest (at most 8 documents per set, values nested at 
 
 Generated data stays inside what every backend can store and compare the same way:
 numbers are integers within ±2**53 or finite floats that round-trip exactly through
-JSON; strings never hold NUL or lone surrogates; keys never start with ``$`` or ``_``
-and never contain ``.`` (two of :data:`FIELDS` hold NUL and U+0001); regular
-expressions come from a small portable set.
+JSON; strings never hold NUL or lone surrogates; keys never start with ``_`` and
+never contain ``.`` (two of :data:`FIELDS` hold NUL and U+0001, one starts with ``$``,
+and is left out of ``q`` objects, where it would be an operator); regular expressions
+come from a small portable set.
 
 :func:`filter_to_json` turns a parsed filter back into a ``q`` object (the inverse of
 :func:`docbase.core.query.parse_filter` on its output), for round-trip properties.
@@ -52,9 +53,10 @@ from docbase.core.query import (
 )
 from docbase.core.update import IncOp, PullOp, PushOp, SetOp, UnsetOp, Update, UpdateOp
 
-FIELDS = ("a", "b", "c", "tags", "items", "a\x00", "\x01")
+FIELDS = ("a", "b", "c", "tags", "items", "a\x00", "\x01", "$a")
 """The field names documents and queries are built from (with NUL and the escape
-character of stored keys, :mod:`docbase.core.stored_keys`)."""
+character of stored keys, :mod:`docbase.core.stored_keys`, and a ``$`` key, which the
+Mongo adapter stores shifted, :mod:`docbase.adapters.mongo.keys`)."""
 
 INDEXES = ("0", "1")
 """Numeric path steps (array indexes) that paths may contain after the first step."""
@@ -307,6 +309,20 @@ def updates(draw: st.DrawFn) -> Update:
 # ---------------------------------------------------------------------------- raw q
 
 
+def _keys(value: JSON) -> tuple[str, ...]:
+    """Every key of ``value``, at any depth."""
+    if isinstance(value, dict):
+        return (*value, *(key for item in value.values() for key in _keys(item)))
+    if isinstance(value, list):
+        return tuple(key for item in value for key in _keys(item))
+    return ()
+
+
+def _q_path(path: Path) -> bool:
+    """Tell whether a ``q`` object can name ``path`` (no step starts with ``$``)."""
+    return not any(step.startswith("$") for step in path)
+
+
 def _dated(values: st.SearchStrategy[JSON]) -> st.SearchStrategy[JSON]:
     return values | st.sampled_from(DATES).map(lambda d: {"$date": d})
 
@@ -314,7 +330,7 @@ def _dated(values: st.SearchStrategy[JSON]) -> st.SearchStrategy[JSON]:
 # Strategies are built once per shape and cached: building them on every draw makes
 # Hypothesis validate them afresh each time, which is slow.
 _Q_SCALAR = _dated(json_scalars())
-_Q_VALUE = _dated(json_values(1))
+_Q_VALUE = _dated(json_values(1).filter(lambda value: _q_path(_keys(value))))
 _Q_VALUES = st.lists(_Q_VALUE, max_size=3)
 _Q_PATTERNS = st.sampled_from(PATTERNS)
 _Q_OPTIONS = st.one_of(st.none(), st.sampled_from(("", "i", "mi", "xs", "smix")))
@@ -372,7 +388,8 @@ def _q_operators(
 
 @functools.cache
 def _q_document_objects(depth: int, non_empty: bool) -> st.SearchStrategy[dict[str, JSON]]:
-    keys = st.lists(paths().map(".".join), min_size=int(non_empty), max_size=3, unique=True)
+    keys = st.lists(paths().filter(_q_path).map(".".join), min_size=int(non_empty),
+                    max_size=3, unique=True)
     condition = _Q_VALUE | _q_operator_objects(depth, False)
     operands = None
     if depth > 0:
