@@ -28,11 +28,10 @@ Dots in keys are not escaped: MongoDB stores them, reads use ``$getField`` (see
 
 from __future__ import annotations
 
-from docbase.core.stored_keys import STORED_KEYS, KeyCodec, decode_key, encode_key
+from docbase.core.stored_keys import ESCAPE, STORED_KEYS, KeyCodec, decode_key, encode_key
 
 SHIFT = "#\U0010ffff"
 """The prefix of a stored key that stood for a ``$`` key (or for one starting with it)."""
-_DOLLAR = SHIFT + "$"
 _ESCAPED_SHIFT = SHIFT + "#"
 
 
@@ -48,12 +47,12 @@ def encode_mongo_key(key: str) -> str:
 
 def decode_mongo_key(stored: str) -> str:
     """Return the key ``stored`` stands for (the inverse of :func:`encode_mongo_key`)."""
-    if stored.startswith(SHIFT):
-        if stored.startswith(_DOLLAR):
+    if stored[:2] == SHIFT:
+        if stored[2:3] == "$":
             stored = stored[len(SHIFT):]
-        elif stored.startswith(_ESCAPED_SHIFT):
+        elif stored[2:3] == "#":
             stored = SHIFT + stored[len(_ESCAPED_SHIFT):]
-    return decode_key(stored)
+    return decode_key(stored) if ESCAPE in stored else stored
 
 
 MONGO_KEYS = KeyCodec(encode_mongo_key, decode_mongo_key,
