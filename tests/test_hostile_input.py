@@ -188,6 +188,15 @@ def test_document_keys_are_stored_and_read_back_exactly(served: Served) -> None:
     found = served.request("GET", "/rest/keys", key=admin,
                            params={"q": '{"values": "$where"}'}).json()
     assert [doc["_id"] for doc in found] == [ident]
+    # a path over a string: the Mongo adapter reads, applies and replaces the document,
+    # whose top-level "$where" MongoDB would read as an operator if stored as it is
+    patched = served.request("PATCH", f"/rest/keys/{ident}", key=admin,
+                             json={"values.1": {"$where": "x.y"}})
+    assert patched.status_code == 200, patched.text
+    read = served.request("GET", f"/rest/keys/{ident}", key=admin).json()
+    assert read["values"][1] == {"$where": "x.y"}
+    assert {k: v for k, v in read.items() if k.startswith("$")} == {
+        k: v for k, v in HOSTILE_KEYS.items() if k.startswith("$")}
 
 
 def test_duplicate_keys_keep_the_last_value(served: Served) -> None:

@@ -15,14 +15,16 @@ anything else), so keys compare in the same order encoded or not (objects sort b
 their keys, see :mod:`docbase.core.ordering`). A U+0001 that is not followed by U+0001
 or U+0002 (stored raw by an earlier version) is left as it is.
 
-The memory adapter keeps Python dicts and needs none of this. ``docs/adapters.md``
-describes the scheme for operators.
+An engine with more rules wraps this scheme in a :class:`KeyCodec` of its own and
+passes it to the functions below (the Mongo adapter also moves keys away from a
+leading ``$``, :mod:`docbase.adapters.mongo.keys`). The memory adapter keeps Python
+dicts and needs none of this. ``docs/adapters.md`` describes the schemes for operators.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 import msgspec
 
@@ -53,6 +55,15 @@ def decode_key(stored: str) -> str:
     return stored.replace("\x01\x01", "\x00").replace("\x01\x02", "\x01")
 
 
+class KeyCodec(NamedTuple):
+    """How one engine stores keys: a reversible, order-preserving map of key strings."""
+
+    encode: Callable[[str], str]
+    decode: Callable[[str], str]
+    marks: tuple[bytes, ...]
+    """Byte strings of which JSON text naming a key that ``encode`` changes holds one."""
+
+
 def _mapped_keys(value: JSON, mapped: Callable[[str], str]) -> JSON:
     """``value`` with ``mapped`` applied to every key at any depth (itself if none changes)."""
     if isinstance(value, dict):
@@ -70,23 +81,27 @@ def _mapped_keys(value: JSON, mapped: Callable[[str], str]) -> JSON:
     return value
 
 
-def encode_keys(value: JSON) -> JSON:
+STORED_KEYS = KeyCodec(encode_key, decode_key, _MARKS_IN_JSON)
+"""The scheme above: NUL and the escape character escaped, every other key as it is."""
+
+
+def encode_keys(value: JSON, codec: KeyCodec = STORED_KEYS) -> JSON:
     """Encode every key of ``value`` at any depth; ``value`` itself if none changes."""
-    return _mapped_keys(value, encode_key)
+    return _mapped_keys(value, codec.encode)
 
 
-def decode_keys(value: JSON) -> JSON:
+def decode_keys(value: JSON, codec: KeyCodec = STORED_KEYS) -> JSON:
     """Decode every key of ``value`` at any depth; ``value`` itself if none changes."""
-    return _mapped_keys(value, decode_key)
+    return _mapped_keys(value, codec.decode)
 
 
-def json_needs_encoding(text: bytes) -> bool:
+def json_needs_encoding(text: bytes, codec: KeyCodec = STORED_KEYS) -> bool:
     """Tell whether JSON text may hold a key :func:`encode_key` changes (a cheap scan).
 
     A string value holding U+0001 (or a backslash before ``u0000``) also says yes;
     then :func:`encode_keys` finds nothing to change.
     """
-    return _MARKS_IN_JSON[0] in text or _MARKS_IN_JSON[1] in text
+    return any(mark in text for mark in codec.marks)
 
 
 def json_needs_decoding(text: str) -> bool:
@@ -94,9 +109,9 @@ def json_needs_decoding(text: str) -> bool:
     return ESCAPE_IN_JSON in text
 
 
-def encode_path(path: Path) -> Path:
+def encode_path(path: Path, codec: KeyCodec = STORED_KEYS) -> Path:
     """Encode each step of a field path."""
-    return tuple(encode_key(step) for step in path)
+    return tuple(codec.encode(step) for step in path)
 
 
 # ---------------------------------------------------------------------------- AST nodes
@@ -108,39 +123,39 @@ _NODE_FIELDS = frozenset({"query", "operand", "filter", "projection"})
 _NODES_FIELDS = frozenset({"operands", "sort", "aggregates", "ops"})
 
 
-def _encoded_field(name: str, value: Any) -> Any:
+def _encoded_field(name: str, value: Any, codec: KeyCodec) -> Any:
     if name in _PATH_FIELDS:
-        return encode_path(value)
+        return encode_path(value, codec)
     if name in _PATHS_FIELDS:
-        return tuple(encode_path(path) for path in value)
+        return tuple(encode_path(path, codec) for path in value)
     if name in _VALUE_FIELDS:
-        return encode_keys(value)
+        return encode_keys(value, codec)
     if name == "values":
-        return tuple(encode_keys(item) for item in value)
+        return tuple(encode_keys(item, codec) for item in value)
     if name == "field":  # Aggregate.field: a dotted path kept as text
-        return ".".join(encode_key(step) for step in value.split("."))
+        return ".".join(codec.encode(step) for step in value.split("."))
     if name in _NODE_FIELDS:
-        return None if value is None else _encoded_node(value)
+        return None if value is None else _encoded_node(value, codec)
     if name in _NODES_FIELDS:
-        return tuple(_encoded_node(node) for node in value)
+        return tuple(_encoded_node(node, codec) for node in value)
     return value
 
 
-def _encoded_node(node: Any) -> Any:
-    changes = {name: _encoded_field(name, getattr(node, name))
+def _encoded_node(node: Any, codec: KeyCodec) -> Any:
+    changes = {name: _encoded_field(name, getattr(node, name), codec)
                for name in node.__struct_fields__}
     return msgspec.structs.replace(node, **changes)
 
 
-def encode_names(node: T) -> T:
+def encode_names(node: T, codec: KeyCodec = STORED_KEYS) -> T:
     """Encode every field name in a query AST node or an ``Update``.
 
     ``node`` is a ``Filter``, ``SortKey``, ``Projection``, ``Aggregate``, ``Query`` or
     ``Update``; its paths and the keys of objects given as values are encoded. A node
-    naming no key with U+0000 or U+0001 is returned as it is, after one JSON encoding
+    naming no key that ``codec`` changes is returned as it is, after one JSON encoding
     to find out.
     """
-    if not json_needs_encoding(msgspec.json.encode(node)):
+    if not json_needs_encoding(msgspec.json.encode(node), codec):
         return node
-    encoded: T = _encoded_node(node)
+    encoded: T = _encoded_node(node, codec)
     return encoded

@@ -8,9 +8,10 @@ set, values nested at most 3 levels deep).
 
 Generated data stays inside what every backend can store and compare the same way:
 numbers are integers within ±2**53 or finite floats that round-trip exactly through
-JSON; strings never hold NUL or lone surrogates; keys never start with ``$`` or ``_``
-and never contain ``.`` (two of :data:`FIELDS` hold NUL and U+0001); regular
-expressions come from a small portable set.
+JSON; strings never hold NUL or lone surrogates; keys never start with ``_`` and
+never contain ``.`` (two of :data:`FIELDS` hold NUL and U+0001, one starts with ``$``,
+and is left out of ``q`` objects, where it would be an operator); regular expressions
+come from a small portable set.
 """
 
 from __future__ import annotations
@@ -22,9 +23,10 @@ from hypothesis import strategies as st
 from docbase.core.documents import Document, new_document
 from docbase.core.query import JSON, Path
 
-FIELDS = ("a", "b", "c", "tags", "items", "a\x00", "\x01")
+FIELDS = ("a", "b", "c", "tags", "items", "a\x00", "\x01", "$a")
 """The field names documents and queries are built from (with NUL and the escape
-character of stored keys, :mod:`docbase.core.stored_keys`)."""
+character of stored keys, :mod:`docbase.core.stored_keys`, and a ``$`` key, which the
+Mongo adapter stores shifted, :mod:`docbase.adapters.mongo.keys`)."""
 
 INDEXES = ("0", "1")
 """Numeric path steps (array indexes) that paths may contain after the first step."""

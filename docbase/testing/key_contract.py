@@ -1,9 +1,11 @@
 """The part of the store contract about odd document keys: stored and named exactly.
 
 A key may hold NUL (U+0000), the escape character of stored keys (U+0001, see
-:mod:`docbase.core.stored_keys`) or its code words, ``$`` or ``.``; a store keeps it
-exactly, finds it by any condition, sorts, groups, indexes, projects and updates it,
-at the top level and nested. :class:`DocumentKeysContract` is a base of
+:mod:`docbase.core.stored_keys`) or its code words, ``$`` (and the prefix the Mongo
+adapter stores ``$`` keys behind, :mod:`docbase.adapters.mongo.keys`) or ``.``; a store
+keeps it exactly, finds it by any condition, sorts, groups, indexes, projects and
+updates it by every update shape, at the top level and nested.
+:class:`DocumentKeysContract` is a base of
 :class:`~docbase.testing.contract.DocumentStoreContract`, so every adapter keeps it.
 """
 
@@ -12,8 +14,10 @@ from __future__ import annotations
 from typing import Any
 
 import msgspec
+import pytest
 
 from docbase.core.documents import Document, new_document
+from docbase.core.errors import VersionMismatch
 from docbase.core.ports import DocumentStore
 from docbase.core.query import (
     Aggregate,
@@ -25,13 +29,15 @@ from docbase.core.query import (
     Query,
     SortKey,
 )
-from docbase.core.update import IncOp, PushOp, SetOp, UnsetOp, Update
+from docbase.core.update import IncOp, PullOp, PushOp, SetOp, UnsetOp, Update
 
 C = "oddkeys"
 NUL = "a\x00b"
 ESCAPE = "\x01"
 CODE_WORDS = "x\x01\x01\x01\x02y"  # what NUL and U+0001 are stored as, given as a key
-ODD_KEYS = (NUL, ESCAPE, CODE_WORDS, "\x00", "$where", "a.b", "%00")
+SHIFTED = "#\U0010ffff$where"  # what the Mongo adapter stores "$where" as, given as a key
+GONE = object()
+ODD_KEYS = (NUL, ESCAPE, CODE_WORDS, "\x00", "$where", "a.b", "%00", SHIFTED)
 
 
 def odd(**fields: Any) -> dict[str, Any]:
@@ -122,3 +128,68 @@ class DocumentKeysContract:
         await store.ensure_index(C, ("inner", ESCAPE))
         assert await store.count(C, Eq((NUL,), 100)) == 1
         assert await store.count(C, Eq(("inner", ESCAPE), "1\x01")) == 1
+
+    async def test_odd_keys_survive_every_update_shape(self, store: DocumentStore) -> None:
+        # each shape once on a fresh document holding "$" keys at the top level and
+        # nested, with the top-level fields it changes (GONE: removed); the comment says
+        # which way the Mongo adapter takes (native operators, or read-apply-replace)
+        inner = odd()["inner"]
+        shapes: list[tuple[Update, dict[str, Any]]] = [
+            (Update((SetOp(("inner", "$where"), "new"),)),  # over strings: replace
+             {"inner": {**inner, "$where": "new"}}),
+            (Update((IncOp(("$where",), 5), IncOp(("$set", "$inc"), 1))),  # native
+             {"$where": 9, "$set": {"$inc": 2}}),
+            (Update((PushOp(("list",), {"$x": 1}), UnsetOp(("$set",)))),  # native
+             {"list": [1, 2, {"$x": 1}], "$set": GONE}),
+            (Update((UnsetOp(("inner", NUL)),)),  # unsets strings: replace
+             {"inner": {k: v for k, v in inner.items() if k != NUL}}),
+            (Update((SetOp(("a.b",), {"c.d": 1}), IncOp(("inner", "a.b", "1", "a.b"), 1))),
+             {"a.b": {"c.d": 1},  # a dotted step: replace
+              "inner": {**inner, "a.b": [inner["a.b"][0], {"a.b": 6}]}}),
+            (Update((SetOp(("new.key", "$y"), {"$z": {NUL: [1]}}),)),  # dotted: replace
+             {"new.key": {"$y": {"$z": {NUL: [1]}}}}),
+            (Update((PullOp(("list",), 1), SetOp(("$set", "$inc"), "s"))),  # native
+             {"list": [2], "$set": {"$inc": "s"}}),
+        ]
+        for update, changes in shapes:
+            base = {"$set": {"$inc": 1}, "list": [1, 2]}
+            (original,) = await _seed(store, odd(**base))
+            expected = odd(**{**base, **changes})
+            expected = {key: value for key, value in expected.items() if value is not GONE}
+            changed = await store.update(C, original["_id"], update, stamp={},
+                                         expected_version=original["_version"])
+            stored = await store.get(C, original["_id"])
+            for result in (changed, stored):
+                assert {k: v for k, v in result.items() if not k.startswith("_")} \
+                    == expected, update
+                assert result["_version"] == original["_version"] + 1
+            found = await store.find(C, Query(filter=Eq(("$where",), expected["$where"])))
+            assert [d["_id"] for d in found] == [original["_id"]], update
+            with pytest.raises(VersionMismatch):  # the version still guards it
+                await store.update(C, original["_id"], update, stamp={},
+                                   expected_version=original["_version"])
+            await store.delete(C, [original["_id"]])
+
+    async def test_odd_keys_are_projected_away_exactly(self, store: DocumentStore) -> None:
+        (original,) = await _seed(store, {"a": {"b": 1, "c": 2}, "a.b": 3, "$where": 4,
+                                          "#\U0010ffff": 5, "#\U0010ffff$where": 6})
+        (dropped,) = await store.find(C, Query(projection=Projection(
+            (("a.b",), ("$where",), ("#\U0010ffff",)), False)))
+        assert {k: v for k, v in dropped.items() if not k.startswith("_")} == {
+            "a": {"b": 1, "c": 2}, "#\U0010ffff$where": 6}
+        kept = await store.find(C, Query(projection=Projection(
+            (("a.b",), ("$where",), ("#\U0010ffff$where",)), True)))
+        assert kept == [{"_id": original["_id"], "a.b": 3, "$where": 4,
+                         "#\U0010ffff$where": 6}]
+
+    async def test_objects_compare_by_odd_keys_in_order(self, store: DocumentStore) -> None:
+        # stored keys keep the order of the keys they stand for (Mongo shifts "$" keys)
+        keys = ["#", "#z", "#\U0010ffff", "#\U0010ffff#", "$", "$a", "$a\x00", "%", "a"]
+        documents = await _seed(store, *({"keyed": {key: 1}, "i": i}
+                                         for i, key in enumerate(keys)))
+        for i, key in enumerate(keys):
+            above = await store.find(C, Query(filter=Gt(("keyed",), {key: 1}),
+                                              sort=(SortKey(("i",)),)))
+            assert [d["i"] for d in above] == list(range(i + 1, len(keys))), key
+        by_keys = await store.find(C, Query(sort=(SortKey(("keyed",), -1),)))
+        assert [d["_id"] for d in by_keys] == [d["_id"] for d in reversed(documents)]

@@ -36,6 +36,20 @@ from docbase.core.query import (
 from docbase.testing.document_strategies import DATES, PATTERNS, json_scalars, json_values, paths
 
 
+def _keys(value: JSON) -> tuple[str, ...]:
+    """Every key of ``value``, at any depth."""
+    if isinstance(value, dict):
+        return (*value, *(key for item in value.values() for key in _keys(item)))
+    if isinstance(value, list):
+        return tuple(key for item in value for key in _keys(item))
+    return ()
+
+
+def _q_path(path: Path) -> bool:
+    """Tell whether a ``q`` object can name ``path`` (no step starts with ``$``)."""
+    return not any(step.startswith("$") for step in path)
+
+
 def _dated(values: st.SearchStrategy[JSON]) -> st.SearchStrategy[JSON]:
     return values | st.sampled_from(DATES).map(lambda d: {"$date": d})
 
@@ -43,7 +57,7 @@ def _dated(values: st.SearchStrategy[JSON]) -> st.SearchStrategy[JSON]:
 # Strategies are built once per shape and cached: building them on every draw makes
 # Hypothesis validate them afresh each time, which is slow.
 _Q_SCALAR = _dated(json_scalars())
-_Q_VALUE = _dated(json_values(1))
+_Q_VALUE = _dated(json_values(1).filter(lambda value: _q_path(_keys(value))))
 _Q_VALUES = st.lists(_Q_VALUE, max_size=3)
 _Q_PATTERNS = st.sampled_from(PATTERNS)
 _Q_OPTIONS = st.one_of(st.none(), st.sampled_from(("", "i", "mi", "xs", "smix")))
@@ -101,7 +115,8 @@ def _q_operators(
 
 @functools.cache
 def _q_document_objects(depth: int, non_empty: bool) -> st.SearchStrategy[dict[str, JSON]]:
-    keys = st.lists(paths().map(".".join), min_size=int(non_empty), max_size=3, unique=True)
+    keys = st.lists(paths().filter(_q_path).map(".".join), min_size=int(non_empty),
+                    max_size=3, unique=True)
     condition = _Q_VALUE | _q_operator_objects(depth, False)
     operands = None
     if depth > 0:

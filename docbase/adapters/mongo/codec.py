@@ -7,9 +7,10 @@
   is what ``filter=text`` searches, on the server, with core's case rules (MongoDB's
   ``$toLower`` only knows ASCII). Updates keep it current (see :mod:`.updates`); it is
   never returned.
-- Document keys are stored through :func:`docbase.core.stored_keys.encode_key` (BSON
-  keys are C strings, so U+0000 is escaped; every ordinary key is stored as given), and
-  so is every field the store names in a query, sort, grouping, index or update.
+- Document keys are stored through :data:`.keys.MONGO_KEYS` (BSON keys are C strings,
+  so U+0000 is escaped; a leading ``$`` is moved behind a prefix; every ordinary key is
+  stored as given), and so is every field the store names in a query, sort, grouping,
+  index or update.
 - Collection names, and the (stored) field names used as keys of the search field, are
   stored as given except that ``%``, ``$``, ``.`` and NUL are percent-encoded: MongoDB
   forbids ``$`` and NUL, gives ``system.`` and dots a meaning, and a collection name
@@ -24,11 +25,12 @@ from urllib.parse import unquote
 
 from bson import ObjectId
 
+from docbase.adapters.mongo.keys import MONGO_KEYS, decode_mongo_key
 from docbase.core.documents import SYSTEM_FIELDS, Document
 from docbase.core.evaluate import lowered_strings
 from docbase.core.ids import is_object_id
 from docbase.core.query import JSON
-from docbase.core.stored_keys import decode_key, decode_keys, encode_keys
+from docbase.core.stored_keys import decode_keys, encode_keys
 
 SEARCH_FIELD = "_docbase_search"
 """The hidden field holding each top-level field's lower-cased strings."""
@@ -48,7 +50,7 @@ def escape_name(name: str) -> str:
 
 def encode_document(document: Document) -> dict[str, Any]:
     """Encode a document for storage: ``_id`` as an ObjectId, the search field added."""
-    encoded = dict(encode_keys(document))
+    encoded = dict(encode_keys(document, MONGO_KEYS))
     encoded["_id"] = ObjectId(document["_id"])
     search = {}
     for key, value in encoded.items():
@@ -63,7 +65,7 @@ def decode_document(raw: Mapping[str, Any]) -> Document:
     document = dict(raw)
     document["_id"] = str(raw["_id"])
     document.pop(SEARCH_FIELD, None)
-    decoded: Document = decode_keys(document)
+    decoded: Document = decode_keys(document, MONGO_KEYS)
     return decoded
 
 
@@ -74,7 +76,7 @@ def decode_value(value: Any) -> JSON:
     if isinstance(value, list):
         return [decode_value(item) for item in value]
     if isinstance(value, dict):
-        return {decode_key(key): decode_value(item) for key, item in value.items()}
+        return {decode_mongo_key(key): decode_value(item) for key, item in value.items()}
     return value
 
 

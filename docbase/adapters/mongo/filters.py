@@ -28,6 +28,7 @@ from bson import ObjectId
 
 from docbase.adapters.mongo import expressions as ex
 from docbase.adapters.mongo.codec import SEARCH_FIELD
+from docbase.adapters.mongo.keys import MONGO_KEYS
 from docbase.adapters.mongo.regex import portable_regex
 from docbase.core.ids import is_object_id
 from docbase.core.query import (
@@ -74,7 +75,8 @@ def compile_filter(filter: Filter) -> CompiledFilter:
     """Split ``filter`` into a server query and a residual checked by core."""
     server, client = _split(filter)
     # the server sees stored field names; the residual is checked on decoded documents
-    return CompiledFilter({} if server is None else _query(encode_names(server)), client)
+    query = {} if server is None else _query(encode_names(server, MONGO_KEYS))
+    return CompiledFilter(query, client)
 
 
 def _split(filter: Filter) -> tuple[Filter | None, Filter | None]:

@@ -8,7 +8,9 @@ compares the array as a whole). Asking for a unique index where a plain one exis
 replaces it; asking for a plain one where a unique one exists keeps that.
 
 Only one-step paths use indexes for queries (see :mod:`.filters`); an index on a
-dotted path still serves uniqueness.
+dotted path still serves uniqueness. An index key is a dotted path, so a key holding
+``.`` cannot be indexed: a plain index on it is skipped (no query could use it), a
+unique one refused.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from typing import Any
 
 from pymongo.asynchronous.collection import AsyncCollection
 
+from docbase.adapters.mongo.expressions import plain_field
+from docbase.core.errors import InvalidQuery
 from docbase.core.query import Path
 
 _PRESENT_TYPES = ["double", "int", "long", "decimal", "string", "object", "array", "bool",
@@ -30,8 +34,14 @@ async def ensure_index(
 
     Raises:
         pymongo.errors.DuplicateKeyError: ``unique`` and stored documents repeat a value.
+        InvalidQuery: ``unique`` and a step of ``path`` holds ``.``.
 
     """
+    if not all(plain_field(step) for step in path):
+        if unique:
+            raise InvalidQuery(f"MongoDB cannot index the key path {list(path)!r}: an index "
+                               "names its field by a dotted path")
+        return
     field = ".".join(path)
     for name, info in (await target.index_information()).items():
         if list(info["key"]) == [(field, 1)]:

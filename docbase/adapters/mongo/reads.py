@@ -11,7 +11,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from docbase.adapters.mongo.codec import SEARCH_FIELD
-from docbase.adapters.mongo.expressions import literal
+from docbase.adapters.mongo.expressions import literal, plain_field
 from docbase.adapters.mongo.grouping import group_stages
 from docbase.adapters.mongo.sorting import composite_probe, key_fields, sort_stages
 from docbase.core.query import Aggregate, Path, Query, SortKey
@@ -56,7 +56,7 @@ def _trim(query: Query) -> Stage:
             "input": {"$objectToArray": "$$ROOT"}, "as": "f",
             "cond": {"$in": ["$$f.k", literal(keep)]}}}}}}
     dropped = {SEARCH_FIELD, *key_fields(query.sort)}
-    if projection is not None:
+    if projection is not None:  # "$project" reads a dotted name as a path: core drops it
         dropped.update(path[0] for path in projection.paths
-                       if len(path) == 1 and path != ("_id",))
+                       if len(path) == 1 and path != ("_id",) and plain_field(path[0]))
     return {"$project": dict.fromkeys(sorted(dropped), 0)}

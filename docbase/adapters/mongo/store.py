@@ -41,6 +41,7 @@ from docbase.adapters.mongo.errors import translated
 from docbase.adapters.mongo.filters import CompiledFilter, compile_filter
 from docbase.adapters.mongo.grouping import decode_rows
 from docbase.adapters.mongo.indexes import ensure_index
+from docbase.adapters.mongo.keys import MONGO_KEYS
 from docbase.adapters.mongo.reads import group_pipeline, page_pipeline, unsortable_pipeline
 from docbase.adapters.mongo.sorting import sortable_on_server
 from docbase.adapters.mongo.updates import compile_update
@@ -157,7 +158,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         if oid is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         target = self._collection(collection)
-        native = compile_update(encode_names(update), stamp)
+        native = compile_update(encode_names(update, MONGO_KEYS), stamp)
         if native is not None:
             selector: Raw = {"_id": oid}
             if expected_version is not None:
@@ -282,7 +283,7 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
     ) -> list[Document] | None:
         """Filter, sort and page on the server; ``None`` if the sort needs core."""
         target = self._collection(collection)
-        query = encode_names(query)  # the sort and projection name stored fields
+        query = encode_names(query, MONGO_KEYS)  # the sort and projection name stored fields
         with self._bounded(f"query {collection!r}", query=True):
             if query.sort and await self._run(target, unsortable_pipeline(match, query.sort)):
                 return None
@@ -318,8 +319,9 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         """Group and aggregate in one ``$group`` stage, or with core when it must."""
         compiled = compile_filter(filter)
         if compiled.residual is None:
-            pipeline = group_pipeline(compiled.query, [encode_path(path) for path in groupby],
-                                      [encode_names(spec) for spec in aggregates])
+            pipeline = group_pipeline(compiled.query,
+                                      [encode_path(path, MONGO_KEYS) for path in groupby],
+                                      [encode_names(spec, MONGO_KEYS) for spec in aggregates])
             with self._bounded(f"aggregate {collection!r}", query=True):
                 raw = await self._run(self._collection(collection), pipeline)
             rows = decode_rows(raw, groupby, aggregates)
@@ -349,7 +351,8 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create an ascending index; unique ones leave missing and null alone."""
         with self._bounded(f"index {'.'.join(path)!r} of {collection!r}"):
-            await ensure_index(self._collection(collection), encode_path(path), unique=unique)
+            await ensure_index(self._collection(collection), encode_path(path, MONGO_KEYS),
+                               unique=unique)
 
     async def _run(self, target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
         # sort keys are computed, so no index serves a sort: let big sorts spill to disk

@@ -15,6 +15,9 @@ or ``$unset`` replaces or removes the field's strings; deeper ones, and ``$push`
 only add strings (``$addToSet``), so they are guarded not to overwrite a string, an
 object or an array. ``$pull`` becomes ``$pullAll``: ``$pull`` would read an object
 operand as a query.
+
+Operators name fields by dotted paths, so an update naming a key that holds ``.`` (or
+a legacy raw ``$`` key, :mod:`.keys`) is not compiled: the replace path stores it.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from docbase.adapters.mongo.codec import SEARCH_FIELD, escape_name
-from docbase.adapters.mongo.expressions import NUMBER_TYPES
+from docbase.adapters.mongo.expressions import NUMBER_TYPES, plain_field
 from docbase.core.evaluate import lowered_strings
 from docbase.core.query import JSON, Path
 from docbase.core.update import IncOp, PullOp, PushOp, SetOp, UnsetOp, Update
@@ -45,10 +48,13 @@ class NativeUpdate(NamedTuple):
 def compile_update(update: Update, stamp: Mapping[str, Any]) -> NativeUpdate | None:
     """Compile ``update``, plus ``stamp`` and ``_version + 1``, to native operators.
 
-    ``None`` when no guard can make it exact: a ``$pull`` of a value holding objects
-    (engines judge their equality differently) or strings (the search field cannot
-    tell whether another copy of the string remains).
+    ``None`` when no guard can make it exact: a path step that is no plain field name
+    (a dotted path would misread it), a ``$pull`` of a value holding objects (engines
+    judge their equality differently) or strings (the search field cannot tell whether
+    another copy of the string remains).
     """
+    if not all(plain_field(step) for op in update.ops for step in op.path):
+        return None
     sets: dict[str, Any] = {}
     unsets: dict[str, str] = {}
     incs: dict[str, Any] = {}
