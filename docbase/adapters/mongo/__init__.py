@@ -23,7 +23,8 @@ except ImportError as exc:  # pragma: no cover - exercised in a subprocess test
     raise MissingDependencyError("pymongo", extra="mongo") from exc
 
 from docbase.adapters.mongo.blobs import MongoBlobStore
-from docbase.adapters.mongo.store import DEFAULT_DATABASE, MongoDocumentStore
+from docbase.adapters.mongo.connection import DEFAULT_DATABASE
+from docbase.adapters.mongo.store import MongoDocumentStore
 
 DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5000
 

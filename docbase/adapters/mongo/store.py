@@ -17,16 +17,13 @@ may briefly see part of a batch that is then withdrawn.
 
 from __future__ import annotations
 
-import contextlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import msgspec
-import pymongo
 from bson import ObjectId
-from pymongo import AsyncMongoClient, ReturnDocument
+from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
-from pymongo.asynchronous.database import AsyncDatabase
 from pymongo.errors import BulkWriteError
 
 from docbase.adapters.mongo.codec import (
@@ -37,7 +34,7 @@ from docbase.adapters.mongo.codec import (
     encode_document,
     object_id,
 )
-from docbase.adapters.mongo.errors import translated
+from docbase.adapters.mongo.connection import MongoConnection, Raw
 from docbase.adapters.mongo.filters import CompiledFilter, compile_filter
 from docbase.adapters.mongo.grouping import decode_rows
 from docbase.adapters.mongo.indexes import ensure_index
@@ -48,81 +45,21 @@ from docbase.adapters.mongo.updates import compile_update
 from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound
-from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.query.deadline import within
-from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 from docbase.core.stored_keys import encode_names, encode_path
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
-DEFAULT_DATABASE = "docbase"
-Raw = dict[str, Any]
 _UPDATE_ATTEMPTS = 1000  # optimistic retries of one read-apply-replace update
 _UNSEARCHED = {SEARCH_FIELD: 0}
 
 
-class MongoDocumentStore(DeletesByGroups, AsyncResource):
+class MongoDocumentStore(DeletesByGroups, MongoConnection):
     """Collections of documents in one MongoDB database."""
 
     transactional = False  # a standalone server has none; delete_all goes group by group
-
-    def __init__(
-        self,
-        client: AsyncMongoClient[Raw],
-        database: str = DEFAULT_DATABASE,
-        *,
-        owns_client: bool = False,
-        query_timeout: float = DEFAULT_QUERY_TIMEOUT,
-    ) -> None:
-        """Use ``database`` through ``client`` (closed with the store if ``owns_client``).
-
-        Every operation is bounded by ``query_timeout`` (:meth:`_bounded`), residual
-        filters likewise.
-        """
-        self.query_timeout = query_timeout
-        self._client = client
-        self._db: AsyncDatabase[Raw] = client[database]
-        self._owns_client = owns_client
-
-    @property
-    def database(self) -> AsyncDatabase[Raw]:
-        """The MongoDB database holding the collections."""
-        return self._db
-
-    async def open(self) -> None:
-        """Check that the server answers (collections need no set-up)."""
-        with self._bounded("reach MongoDB"):
-            await self._db.command("ping")
-
-    async def close(self) -> None:
-        """Close the client if this store created it.
-
-        Closing ends the client's sessions on the server: bounded like any operation,
-        so that a stalled server cannot hold up a graceful shutdown.
-        """
-        if self._owns_client:
-            with pymongo.timeout(self.query_timeout):
-                await self._client.close()
-
-    @contextlib.contextmanager
-    def _bounded(self, action: str, *, query: bool = False) -> Iterator[None]:
-        """Run driver calls about ``action`` within ``query_timeout``, errors translated.
-
-        pymongo's client-side operation timeout bounds the whole operation (server
-        selection, connection, the reply) and sends the time left as ``maxTimeMS``:
-        a server that honours it stops the query itself; one that does not (the
-        CongoDB test server, a stalled server) is given up on by the client, the
-        connection closed, so no request waits longer. A ``query`` past it is a
-        ``QueryTimeout`` (400), any other operation a ``BackendError`` (503): a write
-        by ``_id`` that gets no answer says nothing about the request.
-        """
-        with pymongo.timeout(self.query_timeout), translated(action, query=query):
-            yield
-
-    def _collection(self, name: str) -> AsyncCollection[Raw]:
-        return self._db[collection_name(name)]
 
     # ---------------------------------------------------------------- writes
 
@@ -353,11 +290,6 @@ class MongoDocumentStore(DeletesByGroups, AsyncResource):
         with self._bounded(f"index {'.'.join(path)!r} of {collection!r}"):
             await ensure_index(self._collection(collection), encode_path(path, MONGO_KEYS),
                                unique=unique)
-
-    async def _run(self, target: AsyncCollection[Raw], pipeline: list[Raw]) -> list[Raw]:
-        # sort keys are computed, so no index serves a sort: let big sorts spill to disk
-        cursor = await target.aggregate(pipeline, allowDiskUse=True)
-        return await cursor.to_list()
 
     def change_signal(self) -> None:
         """No push: change streams need a replica set, so readers poll the change log."""
