@@ -149,7 +149,7 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
             number = self.backend.number(conn, collection)
             if number is None:
                 return []
-            return list(conn.execute(self._find_statement(number, query, hide)).scalars())
+            return self.backend.scalars(conn, self._find_statement(number, query, hide))
 
         return await self.backend.run(work, write=False)
 
@@ -173,23 +173,34 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
             statement = statement.offset(query.skip)
         if query.limit is not None:
             statement = statement.limit(query.limit)
-        if len(self._find_statements) >= _CACHED_STATEMENTS:
-            self._find_statements.clear()
-        self._find_statements[key] = statement
+        self._cache(key, statement)
         return statement
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents in SQL."""
         def work(conn: sa.Connection) -> int:
-            table = self.backend.table(conn, collection)
-            if table is None:
+            number = self.backend.number(conn, collection)
+            if number is None:
                 return 0
+            return int(self.backend.scalars(conn, self._count_statement(number, filter))[0])
+
+        return await self.backend.run(work, write=False)
+
+    def _count_statement(self, number: int, filter: Filter) -> sa.Select[Any]:
+        key = ("count", number, _shape(filter))  # cached as the find statements are
+        statement = self._find_statements.get(key)
+        if statement is None:
+            table = self.backend.table_clause(number)
             statement = sa.select(sa.func.count()).select_from(table)
             if filter != MATCH_ALL:  # without WHERE, SQLite counts a b-tree's entries
                 statement = statement.where(QueryCompiler(self.dialect, table).where(filter))
-            return int(conn.execute(statement).scalar_one())  # (5 against 250 us for 10k)
+            self._cache(key, statement)  # (5 against 250 us for 10,000 rows)
+        return statement
 
-        return await self.backend.run(work, write=False)
+    def _cache(self, key: Hashable, statement: sa.Select[Any]) -> None:
+        if len(self._find_statements) >= _CACHED_STATEMENTS:
+            self._find_statements.clear()
+        self._find_statements[key] = statement
 
     async def aggregate(
         self,
