@@ -190,6 +190,19 @@ class SqlBackend:
             return list(conn.execute(statement).scalars())
         return self._driver_statements.scalars(conn, statement)
 
+    def scalars_now(self, collection: str,
+                    statement: Callable[[int], sa.Select[Any]]) -> list[Any] | None:
+        """As :meth:`scalars`, on this thread (:mod:`.loop_reads`); ``None``: not here.
+
+        For reads bounded by their page (``loop_reads.PAGE_ROWS``), never for scans.
+        """
+        number = self._cached_number(collection)
+        if self._loop_reader is None or self._driver_statements is None or number is None:
+            return UNANSWERED
+        compiled = self._driver_statements.compiled(statement(number))
+        rows = None if compiled is None else self._loop_reader.rows(*compiled)
+        return None if rows is None else [row[0] for row in rows]
+
     def _cached_number(self, collection: str) -> int | None:
         return self._tables.get(collection) if self._ready else None
 

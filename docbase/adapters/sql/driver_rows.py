@@ -36,8 +36,7 @@ class DriverStatements:
 
     def scalars(self, conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
         """The first column of every row ``statement`` returns, in order."""
-        compiled = (self._compiled[statement] if statement in self._compiled
-                    else self._compile(statement))
+        compiled = self.compiled(statement)
         driver = conn.connection.driver_connection
         if compiled is None or not isinstance(driver, sqlite3.Connection):
             return list(conn.execute(statement).scalars())
@@ -47,6 +46,12 @@ class DriverStatements:
         except sqlite3.Error as exc:
             raise sa_exc.DBAPIError.instance(sql, parameters, exc, sqlite3.Error) from exc
         return [row[0] for row in rows]
+
+    def compiled(self, statement: sa.Select[Any]) -> _Compiled:
+        """The SQL text and parameters of ``statement``, or ``None``: SQLAlchemy runs it."""
+        if statement in self._compiled:
+            return self._compiled[statement]
+        return self._compile(statement)
 
     def _compile(self, statement: sa.Select[Any]) -> _Compiled:
         compiled = statement.compile(dialect=self.dialect)

@@ -19,6 +19,7 @@ from docbase.adapters.sql.aggregates import aggregate_statement
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
@@ -145,6 +146,13 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
                 for body in bodies]
 
     async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
+        if (query.filter == MATCH_ALL and not query.sort and query.limit is not None
+                and query.skip + query.limit <= PAGE_ROWS):  # a short walk of the key index
+            found = self.backend.scalars_now(
+                collection, lambda number: self._find_statement(number, query, hide))
+            if found is not None:
+                return found
+
         def work(conn: sa.Connection) -> list[str]:
             number = self.backend.number(conn, collection)
             if number is None:
