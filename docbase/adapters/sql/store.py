@@ -35,6 +35,7 @@ _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
 _CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
 _encode = msgspec.json.Encoder().encode
 _decode = msgspec.json.Decoder().decode
+_decode_top = msgspec.json.Decoder(dict[str, msgspec.Raw]).decode
 _shape = msgspec.msgpack.Encoder().encode
 
 
@@ -136,13 +137,15 @@ class SqlDocumentStore(DeletesByGroups, AsyncResource):
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """The stored texts; hidden fields dropped in SQL (SQLite) or here (decoded)."""
+        """The stored texts; hidden fields dropped in SQL (SQLite) or here (top level)."""
         in_sql = self._drops_fields_in_sql
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
             return [msgspec.Raw(body) for body in bodies]
+        # only the top level is decoded: the values stay their stored text (msgspec.Raw)
         dropped = frozenset(hide)
-        return [msgspec.Raw(_encode({k: v for k, v in _decode(body).items() if k not in dropped}))
+        return [msgspec.Raw(_encode({k: v for k, v in _decode_top(body).items()
+                                     if k not in dropped}))
                 for body in bodies]
 
     async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
