@@ -62,6 +62,26 @@ async def test_concurrent_writes_commit_in_fewer_transactions(store: SqlDocument
         assert (await store.get("items", numbered(n)["_id"]))["n"] == n
 
 
+async def test_a_batch_of_good_writes_runs_without_savepoints(store: SqlDocumentStore) -> None:
+    await store.insert("items", [numbered(0)])
+    engine = store.engine
+    assert isinstance(engine, sa.Engine)
+    engine.dispose()  # the connections made from now on trace their statements
+    statements: list[str] = []
+
+    @sa.event.listens_for(engine, "connect")
+    def traced(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.set_trace_callback(statements.append)
+
+    holding = await _hold_writer(store, 0.3)
+    await asyncio.gather(*(store.insert("items", [numbered(n)]) for n in range(1, 11)))
+    await holding
+    inserts = [s for s in statements if s.startswith("INSERT INTO c_")]
+    assert len(inserts) == 10
+    assert not [s for s in statements if "SAVEPOINT" in s]
+    assert len(await store.find("items", Query(limit=None))) == 11
+
+
 async def test_a_failing_write_fails_alone_in_its_batch(store: SqlDocumentStore) -> None:
     await store.insert("items", [numbered(1)])
     commits = _count_commits(store)

@@ -8,10 +8,13 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
+from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.core.errors import NotFound
+from docbase.core.query import Eq, Query, SortKey
 from tests.backends import numbered, refuse_usual_path, sql_backend
 
 
@@ -98,3 +101,19 @@ async def test_another_thread_reads_the_usual_way(store: SqlDocumentStore) -> No
     thread.join()
     assert answers == [None]
     assert store.backend.read_body_now("items", numbered(1)["_id"]) is not None
+
+
+async def test_first_pages_of_a_list_are_read_on_the_loop_thread(
+    store: SqlDocumentStore, other: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.insert("items", [numbered(n, secret="s") for n in range(1, 6)])
+    await store.get("items", numbered(1)["_id"])  # the collection's table number is now known
+    refuse_usual_path(store, monkeypatch)
+    page = await store.find_encoded("items", Query(skip=1, limit=3), hide=("secret",))
+    assert [msgspec.json.decode(text) for text in page] == [numbered(n) for n in (2, 3, 4)]
+    await other.insert("items", [numbered(6)])  # another process's write: seen at once
+    assert [d["n"] for d in await store.find("items", Query(skip=4, limit=10))] == [5, 6]
+    for scan in (Query(filter=Eq(("n",), 2), limit=1), Query(limit=PAGE_ROWS + 1),
+                 Query(sort=(SortKey(("n",), -1),), limit=1)):  # not a short walk of the key
+        with pytest.raises(AssertionError, match="went the usual way"):
+            await store.find("items", scan)

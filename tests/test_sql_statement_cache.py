@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from docbase.adapters.sql import from_url
-from docbase.core.query import Eq, Query
+from docbase.core.query import Eq, In, Query, SortKey
 
 
 async def test_true_one_and_one_point_oh_are_different_queries(tmp_path: Path) -> None:
@@ -25,3 +26,27 @@ async def test_true_one_and_one_point_oh_are_different_queries(tmp_path: Path) -
             assert await matching(2.5) == [2.5]
             assert await matching("1") == ["1"]
         assert len(store._find_statements) == 5
+
+
+async def test_list_reads_on_the_driver_answer_as_sqlalchemy_does(tmp_path: Path) -> None:
+    store, _ = from_url(f"sqlite:///{tmp_path}/driver.db")
+    async with store:
+        await store.insert("c", [{"_id": f"{n:024x}", "_version": 0, "n": n, "s": f"v{n % 3}"}
+                                 for n in range(30)])
+        queries = [Query(limit=5), Query(filter=Eq(("s",), "v1"), skip=2, limit=4),
+                   Query(filter=In(("n",), (3, 4, 29)), limit=None),
+                   Query(sort=(SortKey(("n",), -1),), limit=3)]
+        backend = store.backend
+        for query in queries:
+            bodies = await store._find_bodies("c", query, ("_version",))
+            statement = store._find_statement(backend._tables["c"], query, ("_version",))
+
+            def by_sqlalchemy(conn: Any, statement: Any = statement) -> list[str]:
+                return list(conn.execute(statement).scalars())
+
+            assert bodies == await backend.run(by_sqlalchemy, write=False)
+            assert bodies
+            assert all('"_version"' not in body for body in bodies)
+        compiled = backend._driver_statements._compiled  # type: ignore[union-attr]
+        assert sum(entry is not None for entry in compiled.values()) >= 3  # on the driver
+        assert await store.count("c", Eq(("s",), "v1")) == 10

@@ -53,15 +53,17 @@ async def options(request: HttpRequest, docbase_server: ServerDependency) -> Rep
 
 
 @get(paths(COLLECTION))
-async def list_documents(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
-    """``GET /rest/<c>``: a list read."""
-    return await op.read_many(request, ctx, ctx.collection(collection))
+async def list_documents(request: HttpRequest) -> Reply:
+    """``GET /rest/<c>``: a list read (context and path read directly, as for a get)."""
+    ctx = await context_of(request)
+    return await op.read_many(request, ctx, ctx.collection(request.path_params["collection"]))
 
 
 @post(paths(COLLECTION))
-async def create_documents(request: HttpRequest, ctx: Ctx, collection: Param) -> Reply:
-    """``POST /rest/<c>``: create an object or an array of objects."""
-    return await op.create(request, ctx, ctx.collection(collection))
+async def create_documents(request: HttpRequest) -> Reply:
+    """``POST /rest/<c>``: create an object or an array of objects (context read directly)."""
+    ctx = await context_of(request)
+    return await op.create(request, ctx, ctx.collection(request.path_params["collection"]))
 
 
 @get(paths(DOCUMENT))

@@ -36,6 +36,7 @@ from sqlalchemy.util import greenlet_spawn
 
 from docbase.adapters.sql import pg_point_reads, schema, sqlite_functions
 from docbase.adapters.sql.dialects import Dialect
+from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.group_commit import GroupCommitWriter
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
@@ -143,9 +144,12 @@ class SqlBackend:
         self._threads: ThreadPoolExecutor | None = None
         self._loop_reader: LoopReader | None = None
         self._writer: GroupCommitWriter | None = None
+        self._driver_statements: DriverStatements | None = None
         self._pg_reader = pg_point_reads.reader_for(engine)
         if self.dialect.name == "sqlite":
             _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
+            if not isinstance(engine, AsyncEngine):
+                self._driver_statements = DriverStatements(engine)
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
@@ -196,6 +200,25 @@ class SqlBackend:
         except MissingTable:
             self._tables.clear()
         return await self._run(work, write=write)
+
+    def scalars(self, conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
+        """The first column of ``statement``'s rows (SQLite: on the driver, :mod:`.driver_rows`)."""
+        if self._driver_statements is None:
+            return list(conn.execute(statement).scalars())
+        return self._driver_statements.scalars(conn, statement)
+
+    def scalars_now(self, collection: str,
+                    statement: Callable[[int], sa.Select[Any]]) -> list[Any] | None:
+        """As :meth:`scalars`, on this thread (:mod:`.loop_reads`); ``None``: not here.
+
+        For reads bounded by their page (``loop_reads.PAGE_ROWS``), never for scans.
+        """
+        number = self._cached_number(collection)
+        if self._loop_reader is None or self._driver_statements is None or number is None:
+            return UNANSWERED
+        compiled = self._driver_statements.compiled(statement(number))
+        rows = None if compiled is None else self._loop_reader.rows(*compiled)
+        return None if rows is None else [row[0] for row in rows]
 
     def _cached_number(self, collection: str) -> int | None:
         return self._tables.get(collection) if self._ready else None

@@ -3,9 +3,11 @@
 A lookup by primary key costs SQLite a few microseconds. Handing it to a worker thread
 and back costs far more (an executor future, waking the loop up, two hand-overs of the
 GIL: ~50-70 µs), and SQLAlchemy's execute path ~30 µs on top (``docs/benchmarks.md``).
-So :class:`LoopReader` answers such lookups on the thread that asks, with a connection
-of its own per thread, in autocommit: each statement reads the last committed state
-(WAL), the writes of this process and of every other one included.
+So :class:`LoopReader` answers such lookups, and the first pages of a list in key order
+(at most :data:`PAGE_ROWS` rows, no filter: an index walk as short as the page), on
+the thread that asks, with a connection of its own per thread, in autocommit: each
+statement reads the last committed state (WAL), the writes of this process and of
+every other one included.
 
 It never waits: its busy timeout is 0, so a lookup SQLite cannot answer at once (a
 checkpoint resetting the WAL, a table dropped by another process, ...) answers
@@ -18,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import sqlite3
 import threading
-from typing import Final
+from typing import Any, Final
 
 from docbase.adapters.sql import schema
 
@@ -26,6 +28,8 @@ UNANSWERED: Final = None
 """What :meth:`LoopReader.body` returns when the lookup has to go the usual way."""
 
 _NOT_FOUND: Final[list[tuple[str]]] = []
+PAGE_ROWS: Final = 256
+"""The most rows (skipped ones included) a list read may walk on the event loop."""
 
 
 class LoopReader:
@@ -46,18 +50,25 @@ class LoopReader:
         Returns :data:`UNANSWERED` when SQLite cannot answer without waiting, or on
         another thread than the first reader's.
         """
+        rows = self.rows(schema.lookup_sql(number, "body", "?"), (document_id,))
+        return UNANSWERED if rows is None else (rows or _NOT_FOUND)
+
+    def rows(self, sql: str, parameters: tuple[Any, ...]) -> list[Any] | None:
+        """Every row of a read bounded by a key (a lookup, a short page in key order).
+
+        Returns :data:`UNANSWERED` as :meth:`body` does.
+        """
         connection = self._connection
         if connection is None or self._thread != threading.get_ident():
             connection = self._connect()
             if connection is None:
                 return UNANSWERED
-        statement = schema.lookup_sql(number, "body", "?")
         try:
             # fetchall steps to the end, which resets the statement and ends the read
-            rows: list[tuple[str]] = connection.execute(statement, (document_id,)).fetchall()
+            rows: list[Any] = connection.execute(sql, parameters).fetchall()
         except sqlite3.Error:
             return UNANSWERED
-        return rows or _NOT_FOUND
+        return rows
 
     def _connect(self) -> sqlite3.Connection | None:
         if self._connection is not None:
