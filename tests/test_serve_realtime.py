@@ -12,9 +12,6 @@ import pytest
 
 from docbase.testing.sse import open_events
 from tests.test_serve_harness import run_cli, serving
-from tests.test_serve_postgresql import schema_url
-
-__all__ = ["schema_url"]  # the fixture, used below
 
 pytestmark = pytest.mark.postgres
 
