@@ -3,79 +3,45 @@
 Each method builds the :class:`~docbase.core.events.WriteEvent` or
 :class:`~docbase.core.events.ReadEvent` of one operation and hands it to the
 database's :class:`~docbase.core.pipeline.Pipeline`; none of them authorizes, hooks,
-validates or publishes by itself.
+validates or publishes by itself. The reads are written in
+:mod:`docbase.core.collection_reads`, the base class of :class:`Collection`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING
 
-import msgspec
-
-from docbase.core.auth.principal import SYSTEM, Principal
-from docbase.core.documents import Document, new_document, read_shape
+from docbase.core.collection_reads import CollectionReads
+from docbase.core.documents import Document, new_document
 from docbase.core.errors import (
     Conflict,
     DocbaseError,
     InvalidQuery,
-    NotFound,
     PayloadTooLarge,
     ValidationFailed,
 )
-from docbase.core.events import Operation, ReadEvent, WriteEvent
+from docbase.core.events import Operation, WriteEvent
 from docbase.core.ids import check_object_id
-from docbase.core.listing import ListReader
 from docbase.core.names import check_collection_name
-from docbase.core.query import (
-    DEFAULT_MAX,
-    JSON,
-    MATCH_ALL,
-    Filter,
-    Query,
-    ReadOptions,
-    parse_filter,
-    parse_hints,
-    split_path,
-)
-from docbase.core.relations import ParentRef, scoped
+from docbase.core.query import JSON, Filter, split_path
+from docbase.core.relations import ParentRef
 from docbase.core.update import Update, parse_update
 
-if TYPE_CHECKING:
-    from docbase.core.database import Database
 
+class Collection(CollectionReads):
+    """A collection, or the children of one parent document in a subcollection.
 
-class Collection:
-    """A collection, or the children of one parent document in a subcollection."""
-
-    def __init__(
-        self,
-        database: Database,
-        name: str,
-        principal: Principal = SYSTEM,
-        parent: ParentRef | None = None,
-    ) -> None:
-        self.database = database
-        self.name = name
-        self.principal = principal
-        self.parent = parent
+    The reads (:meth:`get`, :meth:`find`, :meth:`count`, :meth:`read`) are written in
+    :class:`~docbase.core.collection_reads.CollectionReads`; the writes here.
+    """
 
     def children(self, parent_id: str, field: str) -> Collection:
         """The child documents of ``parent_id`` in subcollection ``field``."""
         ref = ParentRef(self.name, check_object_id(parent_id), check_collection_name(field))
         return Collection(self.database, field, self.principal, ref)
 
-    def _filter(self, q: Filter | Mapping[str, JSON] | None) -> Filter:
-        if q is None:
-            return MATCH_ALL
-        if isinstance(q, Mapping):
-            return parse_filter(dict(q), limits=self.database.limits)
-        return q
-
     async def _write(self, write: WriteEvent) -> WriteEvent:
         return await self.database.pipeline.write(write)
-
-    # ------------------------------------------------------------------ writes
 
     async def insert(self, body: Mapping[str, JSON]) -> Document:
         """Create one document from ``body`` and return it with its system fields.
@@ -225,111 +191,3 @@ class Collection:
     async def ensure_index(self, field: str, *, unique: bool = False) -> None:
         """Index ``field`` (a dot path); ``unique`` refuses repeated values."""
         await self.database.store.ensure_index(self.name, split_path(field), unique=unique)
-
-    # ------------------------------------------------------------------ reads
-
-    async def _read(self, read: ReadEvent) -> ReadEvent:
-        return await self.database.pipeline.read(read)
-
-    async def get(
-        self,
-        document_id: str,
-        *,
-        metafields: bool = True,
-        fetchchildren: bool = False,
-        child_metafields: bool | None = None,
-    ) -> Document:
-        """Return one document (system fields included unless ``metafields=False``).
-
-        Embedded children (``fetchchildren``) carry system fields when
-        ``child_metafields`` is true (default: as ``metafields``).
-
-        Raises:
-            InvalidId: ``document_id`` is not an ObjectID.
-            NotFound: no such document in this collection (or parent scope).
-
-        """
-        document_id = check_object_id(document_id)
-        await self._read(ReadEvent(self.name, self.principal, document_id=document_id,
-                                   parent=self.parent))
-        document = await self._stored(document_id)
-        if fetchchildren:
-            await self.database.relations.embed_children(
-                self.name, [document], metafields if child_metafields is None
-                else child_metafields)
-        return read_shape(document, metafields=metafields)
-
-    async def _stored(self, document_id: str) -> Document:
-        document = await self.database.documents.get(self.name, document_id)
-        if self.parent is not None and not self.parent.holds(document):
-            raise NotFound(f"no document {document_id} in {self.name!r}")
-        return document
-
-    async def current_version(self, document_id: str) -> int:
-        """The stored ``_version`` of a document, as a precondition of a write.
-
-        It is read without the read stages: the write it guards is authorized itself.
-
-        Raises:
-            NotFound: no such document (in this parent's scope).
-
-        """
-        return int((await self._stored(check_object_id(document_id)))["_version"])
-
-    async def require_parent(self) -> None:
-        """Check that this child view's parent document exists.
-
-        Raises:
-            NotFound: it does not.
-
-        """
-        if self.parent is not None:
-            await self.database.documents.get(self.parent.collection, self.parent.document_id)
-
-    def _limited(self, query: Query) -> Query:
-        limit = self.database.limits.max_page
-        if query.limit == DEFAULT_MAX and limit < DEFAULT_MAX:
-            query = msgspec.structs.replace(query, limit=limit)
-        if query.limit is not None and query.limit > limit:
-            raise InvalidQuery(f"max may be at most {limit}")
-        return query
-
-    async def _list_query(self, query: Query) -> Query:
-        read = await self._read(ReadEvent(self.name, self.principal,
-                                          query=self._limited(query), parent=self.parent))
-        assert read.query is not None, "a list read keeps a query"
-        return msgspec.structs.replace(read.query, filter=scoped(read.query.filter, self.parent))
-
-    async def find(
-        self,
-        q: Filter | Mapping[str, JSON] | None = None,
-        h: Mapping[str, JSON] | None = None,
-        *,
-        query: Query | None = None,
-    ) -> list[Document]:
-        """Return matching documents with their system fields.
-
-        Give either ``q``/``h`` as JSON-like objects (parsed here) or a parsed ``query``.
-        """
-        if query is None:
-            query = Query(filter=self._filter(q))
-            if h is not None:
-                query = parse_hints(dict(h), query, limits=self.database.limits)
-        return await self.database.documents.find(self.name, await self._list_query(query))
-
-    async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:
-        """Count the matching documents."""
-        query = await self._list_query(Query(filter=self._filter(q), limit=None))
-        return await self.database.store.count(self.name, query.filter)
-
-    async def read(
-        self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False
-    ) -> JSON:
-        """Answer a list read as the REST API shapes it (array, totals, groups, aggregates).
-
-        With ``encoded``, documents may come as ``msgspec.Raw`` JSON text, ready for
-        ``msgspec.json.encode`` (what the HTTP layer does), instead of ``dict`` objects.
-        """
-        reader = ListReader(self.database.documents, self.database.relations, self.name)
-        return await reader.read(await self._list_query(query), options or ReadOptions(),
-                                 encoded=encoded)

@@ -1,9 +1,11 @@
 """The ports: the few interfaces a storage or mail adapter implements.
 
-The storage ports are written here; the delivery ports (:class:`Mailer`,
-:class:`WebhookSender` and what they carry) in :mod:`docbase.core.delivery_ports`,
-importable from here too. Every method is async. The contract is written in the
-docstrings, and checked by ``docbase.testing.contract`` against every adapter.
+The document ports are written here; the blob port (:class:`BlobStore`,
+:class:`BlobInfo`) in :mod:`docbase.core.blob_ports` and the delivery ports
+(:class:`Mailer`, :class:`WebhookSender` and what they carry) in
+:mod:`docbase.core.delivery_ports`, all importable from here too. Every method is async.
+The contract is written in the docstrings, and checked by ``docbase.testing.contract``
+against every adapter.
 Documents cross a port as plain JSON-compatible ``dict`` objects with 24-hex string
 ``_id``s; an adapter never returns an object the caller could use to change stored
 state.
@@ -15,12 +17,12 @@ are ordinary collections whose names start with ``_`` or are reserved by the fac
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterable, AsyncIterator, Sequence
-from datetime import datetime
+from collections.abc import Sequence
 from typing import Any, Protocol, Self
 
 import msgspec
 
+from docbase.core.blob_ports import BlobInfo, BlobStore
 from docbase.core.delivery_ports import Mailer, MailMessage, WebhookRequest, WebhookSender
 from docbase.core.documents import Document
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
@@ -247,62 +249,6 @@ class EncodedFind(Protocol):
         ``query.projection`` is ``None``. Each document lacks the top-level fields named
         in ``hide`` and is otherwise exactly as ``find`` would return it, encoded as
         ``msgspec.json.encode`` would encode that ``dict`` (key order kept).
-        """
-
-
-class BlobInfo(msgspec.Struct, frozen=True):
-    """What a blob store knows about one stored blob."""
-
-    key: str
-    size: int
-    content_type: str
-
-
-class BlobStore(Protocol):
-    """Stores binary content by key, streamed in and out, with byte ranges."""
-
-    async def put(
-        self, key: str, chunks: AsyncIterable[bytes], content_type: str
-    ) -> BlobInfo:
-        """Store the bytes of ``chunks`` under ``key``, replacing any blob there.
-
-        The content is consumed chunk by chunk and never buffered whole.
-        """
-
-    async def stat(self, key: str) -> BlobInfo:
-        """Describe a blob.
-
-        Raises:
-            NotFound: no blob has this key.
-
-        """
-
-    def read(self, key: str, start: int = 0, end: int | None = None) -> AsyncIterator[bytes]:
-        """Stream bytes ``start`` up to (not including) ``end`` of a blob.
-
-        Raises:
-            NotFound: no blob has this key (raised on first iteration).
-
-        """
-
-    async def delete(self, key: str) -> bool:
-        """Delete a blob; return whether it existed."""
-
-    def keys(self, started_before: datetime) -> AsyncIterator[str]:
-        """Stream the keys of the stored blobs whose put began before ``started_before``.
-
-        Only complete blobs are listed (a put in progress is not); the order is
-        unspecified. A blob stored by an older docbase without a recorded start time
-        counts as begun long ago. The media archive's orphan sweep reads this.
-        """
-
-    async def delete_unfinished(self, started_before: datetime) -> int:
-        """Delete what puts begun before ``started_before`` left without finishing.
-
-        A process killed in the middle of a put leaves its chunks behind, never
-        served; this removes them and returns how many puts' leftovers it removed.
-        A put still running that began before ``started_before`` then fails (its
-        ``put`` raises) rather than publishing a blob with chunks missing.
         """
 
 

@@ -13,28 +13,34 @@ Every store operation is a plain function of a synchronous SQLAlchemy ``Connecti
 A write transaction holds the write lock from its first statement (SQLite ``BEGIN
 IMMEDIATE``; PostgreSQL rows are locked with ``SELECT ... FOR UPDATE``), so a
 read-modify-write never loses a concurrent change. Reads run without ``BEGIN``/``COMMIT``.
-An in-memory SQLite database is one connection, so its operations take turns.
+An in-memory SQLite database is one connection, so its operations take turns. What each
+connection is set up with, and the bounds of its waits, are in :mod:`.connection_settings`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import sqlite3
-import time
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy import event
 from sqlalchemy.dialects import postgresql, sqlite
 from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util import greenlet_spawn
 
-from docbase.adapters.sql import pg_point_reads, schema, sqlite_functions
+from docbase.adapters.sql import pg_point_reads, schema
+from docbase.adapters.sql.connection_settings import (
+    begin_locked,
+    begin_write,
+    interrupted,
+    lock_wait,
+    prepare_postgresql,
+    prepare_sqlite,
+)
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.errors import MissingTable, translate_errors
@@ -50,67 +56,8 @@ T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 AnyEngine = AsyncEngine | sa.Engine
 
-_BUSY_TIMEOUT_MS = 30_000
-LOCK_SHARE = 0.5
-"""Share of ``limits.query_timeout`` a write may wait for a lock another transaction
-holds (a PostgreSQL row, SQLite's write lock) before it gives up with ``BackendError``
-(503, retry): below the statement's own bound, so that contention is never answered as
-a slow query (400 ``QueryTimeout``). See :func:`lock_wait`."""
-_PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
 _THREADS = 16  # at least the connection pool's size (15, see engine.py)
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
-
-
-def _prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
-    @event.listens_for(engine, "connect")
-    def connect(dbapi_connection: Any, _record: Any) -> None:
-        # the driver must not open transactions itself: "begin" below does
-        dbapi_connection.isolation_level = None
-        sqlite_functions.register(dbapi_connection)
-        cursor = dbapi_connection.cursor()
-        cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
-        if not in_memory:
-            cursor.execute("PRAGMA journal_mode = WAL")
-            cursor.execute("PRAGMA synchronous = NORMAL")
-        cursor.close()
-
-    @event.listens_for(engine, "begin")
-    def begin(connection: sa.Connection) -> None:
-        options = connection.get_execution_options()
-        if options.get("docbase_read") or options.get("docbase_locked"):
-            return  # each read statement is its own transaction; the writer began itself
-        connection.exec_driver_sql("BEGIN IMMEDIATE" if options.get("docbase_write") else "BEGIN")
-
-
-def _begin_write(conn: sa.Connection) -> sa.RootTransaction:
-    """Begin a write transaction (on SQLite ``BEGIN IMMEDIATE``: the lock at once)."""
-    return conn.execution_options(docbase_write=True).begin()
-
-
-def _begin_locked(conn: sa.Connection) -> sa.RootTransaction:
-    """Begin SQLAlchemy's transaction on a connection that already holds the write lock."""
-    return conn.execution_options(docbase_write=True, docbase_locked=True).begin()
-
-
-def _prepare_postgresql(engine: sa.Engine) -> None:
-    @event.listens_for(engine, "connect")
-    def connect(dbapi_connection: Any, _record: Any) -> None:
-        # the planner's estimates for JSON set-returning functions are huge, which
-        # makes PostgreSQL JIT-compile tiny queries for seconds; plain execution is fast
-        cursor = dbapi_connection.cursor()
-        cursor.execute("SET jit = off")
-        cursor.close()
-
-
-def lock_wait(query_timeout: float) -> float:
-    """Seconds a write waits for a lock held elsewhere: :data:`LOCK_SHARE` of ``query_timeout``.
-
-    PostgreSQL's ``lock_timeout`` (SQLSTATE 55P03) and the SQLite writer's wait for the
-    file's write lock ("database is locked") both end there, before
-    ``statement_timeout`` (57014) could, and :mod:`.errors` answers them as the backend
-    being unavailable for now, not as a bad request.
-    """
-    return query_timeout * LOCK_SHARE
 
 
 def dialect_for(name: str) -> Dialect:
@@ -147,16 +94,16 @@ class SqlBackend:
         self._driver_statements: DriverStatements | None = None
         self._pg_reader = pg_point_reads.reader_for(engine)
         if self.dialect.name == "sqlite":
-            _prepare_sqlite(sync_engine, in_memory=self._serial is not None)
+            prepare_sqlite(sync_engine, in_memory=self._serial is not None)
             if not isinstance(engine, AsyncEngine):
                 self._driver_statements = DriverStatements(engine)
             path = sync_engine.url.database
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
-                self._writer = GroupCommitWriter(engine, _begin_locked, self._bounded,
+                self._writer = GroupCommitWriter(engine, begin_locked, self._bounded,
                                                  lambda: lock_wait(self.query_timeout))
         else:
-            _prepare_postgresql(sync_engine)
+            prepare_postgresql(sync_engine)
 
     @classmethod
     def for_engine(cls, engine: AnyEngine) -> SqlBackend:
@@ -259,34 +206,14 @@ class SqlBackend:
         with engine.connect() as conn, self._bounded(conn):
             if not write:
                 return work(conn.execution_options(**self.dialect.read_options))
-            with _begin_write(conn):
+            with begin_write(conn):
                 return work(conn)
 
     @contextlib.contextmanager
     def _bounded(self, conn: sa.Connection) -> Iterator[None]:
         """Run the block as one operation limited to ``query_timeout`` seconds."""
-        with within(self.query_timeout), self._interrupted(conn):
+        with within(self.query_timeout), interrupted(conn, self.query_timeout):
             yield
-
-    @contextlib.contextmanager
-    def _interrupted(self, conn: sa.Connection) -> Iterator[None]:
-        """Interrupt a SQLite statement once the operation's time is spent.
-
-        SQLite has no ``statement_timeout``; its progress handler, called every few
-        thousand virtual-machine steps, aborts the statement ("interrupted", which
-        :mod:`.errors` turns into ``QueryTimeout``). PostgreSQL needs none of this; an
-        engine on aiosqlite that a caller hands in goes without.
-        """
-        raw = conn.connection.driver_connection
-        if not isinstance(raw, sqlite3.Connection):  # PostgreSQL, or aiosqlite's wrapper
-            yield
-            return
-        deadline = time.monotonic() + self.query_timeout
-        raw.set_progress_handler(lambda: time.monotonic() > deadline, _PROGRESS_STEPS)
-        try:
-            yield
-        finally:
-            raw.set_progress_handler(None, 0)
 
     @contextlib.asynccontextmanager
     async def _turn(self) -> AsyncIterator[None]:

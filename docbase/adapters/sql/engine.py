@@ -12,8 +12,8 @@ from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from docbase.adapters.sql import pg_point_reads
-from docbase.adapters.sql.backend import lock_wait
 from docbase.adapters.sql.blobs import SqlBlobStore
+from docbase.adapters.sql.connection_settings import lock_wait
 from docbase.adapters.sql.store import SqlDocumentStore
 from docbase.core.errors import ConfigurationError, MissingDependencyError
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
@@ -30,8 +30,8 @@ def create_engine(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     synchronous engine that the stores drive from worker threads, one hop per operation
     (an ``AsyncEngine`` with aiosqlite works too, at several hops per operation).
     PostgreSQL sessions get ``statement_timeout`` = ``query_timeout`` and
-    ``lock_timeout`` = :func:`~.backend.lock_wait` of it; SQLite's bounds are kept by
-    the backend (:mod:`.backend`).
+    ``lock_timeout`` = :func:`~.connection_settings.lock_wait` of it; SQLite's bounds are
+    kept by the backend (:mod:`.backend`, :mod:`.connection_settings`).
 
     Raises:
         ConfigurationError: the scheme is not SQLite or PostgreSQL.
@@ -81,7 +81,7 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
     # request can never hold a connection and a worker for longer
     settings = {"statement_timeout": _milliseconds(query_timeout),
                 # waiting for a lock another transaction holds ends sooner (55P03): the
-                # backend is busy, a 503 to retry, not a slow query (backend.lock_wait)
+                # backend is busy, a 503 to retry, not a slow query (lock_wait)
                 "lock_timeout": _milliseconds(lock_wait(query_timeout))}
     if isinstance(schema, str):
         settings["search_path"] = schema

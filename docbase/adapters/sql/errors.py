@@ -10,10 +10,12 @@ SQLite: a user function raised        :class:`~docbase.core.errors.RegexTimeout`
                                        ``REGEXP`` raises: past its time limit)
 PostgreSQL ``statement_timeout``       :class:`~docbase.core.errors.QueryTimeout`
 (57014), SQLite "interrupted" (the
-backend's progress handler)
+progress handler of
+``connection_settings``)
 PostgreSQL ``lock_timeout`` (55P03):   :class:`~docbase.core.errors.BackendError`
 a row or table another transaction     (503 with ``Retry-After``: contention is no
-holds; SQLite "database is locked"     bad request; ``backend.lock_wait``)
+holds; SQLite "database is locked"     bad request; ``lock_wait`` of
+                                       ``connection_settings``)
 a collection table dropped elsewhere   :class:`MissingTable` (the caller retries)
 anything else, lost connections too    :class:`~docbase.core.errors.BackendError`
 =====================================  ===========================================
