@@ -108,6 +108,24 @@ async def test_a_failing_write_fails_alone_in_its_batch(store: SqlDocumentStore)
     assert (await store.get("items", numbered(1)["_id"]))["_version"] == 1
 
 
+async def test_a_batch_failing_after_creating_a_collection_forgets_its_table(
+    store: SqlDocumentStore,
+) -> None:
+    # The first write creates the collection's table, the second conflicts with it:
+    # the all-or-nothing attempt rolls the table back, and the writes run again with
+    # savepoints must not use the table number cached by the rolled-back attempt.
+    await store.insert("items", [numbered(0)])
+    holding = await _hold_writer(store, 0.3)
+    results = await asyncio.gather(
+        store.insert("fresh", [numbered(1)]),
+        store.insert("fresh", [numbered(1)]),  # the same _id: exactly one of them wins
+        return_exceptions=True,
+    )
+    await holding
+    assert sorted(type(result).__name__ for result in results) == ["Conflict", "NoneType"]
+    assert (await store.get("fresh", numbered(1)["_id"]))["n"] == 1
+
+
 WRITER = textwrap.dedent("""
     import asyncio, sys
     from docbase.adapters.sql import from_url

@@ -101,7 +101,8 @@ class SqlBackend:
             if not isinstance(engine, AsyncEngine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
                 self._writer = GroupCommitWriter(engine, begin_locked, self._bounded,
-                                                 lambda: lock_wait(self.query_timeout))
+                                                 lambda: lock_wait(self.query_timeout),
+                                                 self._tables.clear)
         else:
             prepare_postgresql(sync_engine)
 

@@ -52,13 +52,17 @@ class GroupCommitWriter:
     ``bounded`` gives each write of the batch its own time limit (the store's
     ``query_timeout``), as every other store operation has; ``lock_wait`` says how long
     a batch waits for the write lock another process holds (then every write of the
-    batch fails with ``BackendError``, "database is locked": 503, retry).
+    batch fails with ``BackendError``, "database is locked": 503, retry);
+    ``rolled_back`` is told whenever a batch's transaction was rolled back, so that what
+    its writes cached (a collection table created in it) is forgotten with it.
     """
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
                  bounded: Callable[[sa.Connection], AbstractContextManager[Any]],
-                 lock_wait: Callable[[], float] = lambda: _LOCK_TIMEOUT) -> None:
+                 lock_wait: Callable[[], float] = lambda: _LOCK_TIMEOUT,
+                 rolled_back: Callable[[], None] = lambda: None) -> None:
         self.engine = engine
+        self._rolled_back = rolled_back
         self._begin = begin
         self._bounded = bounded
         self._lock_wait = lock_wait
@@ -115,6 +119,7 @@ class GroupCommitWriter:
                             with self._bounded(conn):
                                 outcomes.append(self._one(conn, driver, work))
         except BaseException as exc:  # the batch's transaction failed: nothing was stored
+            self._rolled_back()
             failed: tuple[bool, Any] = (False, _translated(exc))
             outcomes = [outcome if not outcome[0] else failed for outcome in outcomes]
             outcomes += [failed] * (len(batch) - len(outcomes))
@@ -138,15 +143,16 @@ class GroupCommitWriter:
         except Exception as exc:
             results.clear()
             transaction.rollback()
+            self._rolled_back()  # e.g. a table the first write created is gone again
             return exc
         except BaseException:
             transaction.rollback()
+            self._rolled_back()
             raise
         transaction.commit()
         return None
 
-    @staticmethod
-    def _one(conn: sa.Connection, driver: Any, work: Work[Any]) -> tuple[bool, Any]:
+    def _one(self, conn: sa.Connection, driver: Any, work: Work[Any]) -> tuple[bool, Any]:
         driver.execute("SAVEPOINT docbase_write")
         try:
             result = work(conn)
@@ -157,6 +163,7 @@ class GroupCommitWriter:
                 raise
             driver.execute("ROLLBACK TO docbase_write")
             driver.execute("RELEASE docbase_write")
+            self._rolled_back()
             return False, exc
         driver.execute("RELEASE docbase_write")
         return True, result
