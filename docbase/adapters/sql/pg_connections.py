@@ -79,8 +79,11 @@ class DirectConnections:
         return connection
 
     async def _take_now(self) -> Any:
-        if self._idle:
-            return self._idle.pop()
+        while self._idle:
+            connection = self._idle.pop()
+            if not connection.is_closed():
+                return connection
+            self._open -= 1  # the server closed it while idle (a restart): never used
         if self._open >= self._limit or time.monotonic() < self._retry_at:
             return None
         self._open += 1
