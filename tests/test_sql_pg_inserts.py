@@ -18,22 +18,17 @@ pytestmark = pytest.mark.postgres
 
 
 @pytest.fixture
-async def url() -> AsyncIterator[str]:
-    async with postgresql_schema() as schema_url:
-        yield schema_url
-
-
-@pytest.fixture
-async def store(url: str) -> AsyncIterator[SqlDocumentStore]:
-    async with sql_backend(url) as (opened, _blobs):
-        yield opened
+async def opened() -> AsyncIterator[tuple[SqlDocumentStore, str]]:
+    """A store on a fresh PostgreSQL schema, and that schema's URL."""
+    async with postgresql_schema() as url, sql_backend(url) as (store, _blobs):
+        yield store, url
 
 
 async def test_a_single_create_goes_through_asyncpg_and_is_stored(
-    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch, url: str
+    opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.insert("items", [numbered(1)])  # the usual way: creates the table
-    refuse_usual_path(store, monkeypatch)
+    store, url = opened
+    await _direct_only(store, monkeypatch)
     stored = numbered(2, name="two", nested={"a\u0000key": [1, 2.5]}, _parent_id="p")
     await store.insert("items", [stored])
     async with sql_backend(url) as (other, _blobs):  # another process's view
@@ -48,11 +43,17 @@ async def test_a_single_create_goes_through_asyncpg_and_is_stored(
         assert await other.backend.run(columns, write=False) == ("p", 0)
 
 
-async def test_several_documents_and_a_new_collection_go_the_usual_way(
-    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
-) -> None:
+async def _direct_only(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Create ``items`` the usual way, then make the usual way fail."""
     await store.insert("items", [numbered(1)])
     refuse_usual_path(store, monkeypatch)
+
+
+async def test_several_documents_and_a_new_collection_go_the_usual_way(
+    opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store = opened[0]
+    await _direct_only(store, monkeypatch)
     with pytest.raises(AssertionError, match="usual way"):
         await store.insert("items", [numbered(2), numbered(3)])
     with pytest.raises(AssertionError, match="usual way"):
@@ -60,10 +61,10 @@ async def test_several_documents_and_a_new_collection_go_the_usual_way(
 
 
 async def test_a_duplicate_id_is_a_conflict_and_the_connection_stays_usable(
-    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+    opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    await store.insert("items", [numbered(1)])
-    refuse_usual_path(store, monkeypatch)
+    store = opened[0]
+    await _direct_only(store, monkeypatch)
     await store.insert("items", [numbered(2, v="first")])
     with pytest.raises(Conflict):
         await store.insert("items", [numbered(2, v="second")])
@@ -73,24 +74,24 @@ async def test_a_duplicate_id_is_a_conflict_and_the_connection_stays_usable(
 
 
 async def test_a_connection_lost_mid_insert_is_a_backend_error_never_sent_again(
-    store: SqlDocumentStore, url: str
+    opened: tuple[SqlDocumentStore, str]
 ) -> None:
+    store, url = opened
     await store.insert("items", [numbered(1)])
     table = f"c_{store.backend._cached_number('items')}"
     async with sql_backend(url) as (other, _blobs), other.engine.connect() as holder:
         # another transaction holds the id, so the direct insert waits on its lock
         await holder.execute(sa.text(f"INSERT INTO {table} (id, body, version, search) "
                                      "VALUES (:id, '{}', 0, '[]')"), {"id": numbered(2)["_id"]})
+        holder_pid = (await holder.execute(sa.text("SELECT pg_backend_pid()"))).scalar()
         waiting = asyncio.create_task(store.insert("items", [numbered(2)]))
         pid = None
-        for _ in range(100):
+        while pid is None and not waiting.done():
             await asyncio.sleep(0.05)
-            pid = (await holder.execute(sa.text(
-                "SELECT pid FROM pg_stat_activity WHERE wait_event_type = 'Lock' "
-                "AND query LIKE 'INSERT INTO %'"))).scalar()
-            if pid is not None:
-                break
-        assert pid is not None, "the insert never waited on the held row"
+            pid = (await holder.execute(sa.text(  # the session waiting for the holder
+                "SELECT pid FROM pg_stat_activity WHERE :holder = ANY(pg_blocking_pids(pid))"),
+                {"holder": holder_pid})).scalar()
+        assert pid is not None, f"the insert never waited on the held row: {waiting}"
         async with other.engine.connect() as killer:
             await killer.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
         with pytest.raises(BackendError):
@@ -103,8 +104,9 @@ async def test_a_connection_lost_mid_insert_is_a_backend_error_never_sent_again(
 
 
 async def test_connections_closed_while_idle_are_not_used(
-    store: SqlDocumentStore, url: str, monkeypatch: pytest.MonkeyPatch
+    opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    store, url = opened
     await store.insert("items", [numbered(1)])
     await store.insert("items", [numbered(2)])
     inserter = store._inserter
@@ -125,8 +127,9 @@ async def test_connections_closed_while_idle_are_not_used(
 
 
 async def test_concurrent_creates_beyond_the_connections_are_all_stored(
-    store: SqlDocumentStore,
+    opened: tuple[SqlDocumentStore, str]
 ) -> None:
+    store = opened[0]
     await store.insert("items", [numbered(0)])
     await asyncio.gather(*(store.insert("items", [numbered(n)]) for n in range(1, 41)))
     assert await store.count("items", MATCH_ALL) == 41
@@ -135,8 +138,9 @@ async def test_concurrent_creates_beyond_the_connections_are_all_stored(
 
 
 async def test_a_collection_recreated_elsewhere_gets_the_insert(
-    store: SqlDocumentStore, url: str
+    opened: tuple[SqlDocumentStore, str]
 ) -> None:
+    store, url = opened
     await store.insert("items", [numbered(1)])
     async with sql_backend(url) as (other, _blobs):
         await other.drop("items")
