@@ -161,14 +161,15 @@ class SqlBackend:
 
         For reads bounded by their page (``loop_reads.PAGE_ROWS``), never for scans.
         """
-        number = self._cached_number(collection)
+        number = self.cached_number(collection)
         if self._loop_reader is None or self._driver_statements is None or number is None:
             return UNANSWERED
         compiled = self._driver_statements.compiled(statement(number))
         rows = None if compiled is None else self._loop_reader.rows(*compiled)
         return None if rows is None else [row[0] for row in rows]
 
-    def _cached_number(self, collection: str) -> int | None:
+    def cached_number(self, collection: str) -> int | None:
+        """The table number of ``collection`` if this process knows it (no query)."""
         return self._tables.get(collection) if self._ready else None
 
     def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
@@ -177,7 +178,7 @@ class SqlBackend:
         Its body row (``[]``: none), or ``None``: ask the usual way (not a SQLite file,
         collection number not cached, SQLite cannot answer at once).
         """
-        number = self._cached_number(collection)
+        number = self.cached_number(collection)
         if self._loop_reader is None or number is None:
             return UNANSWERED
         return self._loop_reader.body(number, document_id)
@@ -186,7 +187,7 @@ class SqlBackend:
         """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`)."""
         if self._pg_reader is None:
             return self.read_body_now(collection, document_id)
-        number = self._cached_number(collection)
+        number = self.cached_number(collection)
         return UNANSWERED if number is None else await self._pg_reader.body(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:

@@ -11,7 +11,7 @@ from sqlalchemy.engine import make_url
 from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
-from docbase.adapters.sql import pg_point_reads
+from docbase.adapters.sql import pg_connections
 from docbase.adapters.sql.blobs import SqlBlobStore
 from docbase.adapters.sql.connection_settings import lock_wait
 from docbase.adapters.sql.store import SqlDocumentStore
@@ -97,7 +97,7 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
     asyncpg = importlib.import_module("asyncpg")  # found above; loaded for PostgreSQL only
     dsn = parsed.set(drivername="postgresql", query=query).render_as_string(
         hide_password=False)
-    pg_point_reads.register(engine, functools.partial(
+    pg_connections.register(engine, functools.partial(
         asyncpg.connect, dsn, server_settings={**settings, "jit": "off"},
         timeout=connect_args["timeout"]))
     return engine

@@ -50,6 +50,28 @@ def _sqlstate(error: sa_exc.DBAPIError) -> str:
     return code if isinstance(code, str) else ""
 
 
+def translated(state: str, message: str) -> DocbaseError:
+    """The docbase error for a driver error of SQLSTATE ``state`` (``""``: none) and text."""
+    if state.startswith("23"):
+        return Conflict(f"the write conflicts with stored data: {message}")
+    if state.startswith("22"):
+        return InvalidQuery(f"the database refused a value: {message}")
+    if "user-defined function raised exception" in message:
+        return RegexTimeout("a $regex took longer than its time limit (on one value, "
+                            "or limits.query_timeout on all of them); it backtracks "
+                            "too much: simplify the pattern")
+    if state == "55P03":
+        return BackendError("the data is locked by another transaction for longer "
+                            "than the lock wait (limits.query_timeout / 2); try again "
+                            "shortly")
+    if state == "57014" or message == "interrupted":
+        return QueryTimeout("the query took longer than limits.query_timeout; narrow "
+                            "it down (a simpler $regex, an indexed field)")
+    if state == "42P01" or "no such table" in message:
+        return MissingTable(f"a collection table is gone: {message}")
+    return BackendError(f"database error: {message}")
+
+
 @contextlib.contextmanager
 def translate_errors() -> Iterator[None]:
     """Re-raise driver and connection errors as docbase errors (``from`` the cause)."""
@@ -58,24 +80,8 @@ def translate_errors() -> Iterator[None]:
     except DocbaseError:
         raise
     except sa_exc.IntegrityError as exc:
-        raise Conflict(f"the write conflicts with stored data: {exc.orig}") from exc
+        raise translated("23000", str(exc.orig)) from exc
     except sa_exc.DBAPIError as exc:
-        state = _sqlstate(exc)
-        if state.startswith("22"):
-            raise InvalidQuery(f"the database refused a value: {exc.orig}") from exc
-        if "user-defined function raised exception" in str(exc.orig):
-            raise RegexTimeout("a $regex took longer than its time limit (on one value, "
-                               "or limits.query_timeout on all of them); it backtracks "
-                               "too much: simplify the pattern") from exc
-        if state == "55P03":
-            raise BackendError("the data is locked by another transaction for longer "
-                               "than the lock wait (limits.query_timeout / 2); try again "
-                               "shortly") from exc
-        if state == "57014" or str(exc.orig) == "interrupted":
-            raise QueryTimeout("the query took longer than limits.query_timeout; narrow "
-                               "it down (a simpler $regex, an indexed field)") from exc
-        if state == "42P01" or "no such table" in str(exc.orig):
-            raise MissingTable(f"a collection table is gone: {exc.orig}") from exc
-        raise BackendError(f"database error: {exc.orig}") from exc
+        raise translated(_sqlstate(exc), str(exc.orig)) from exc
     except (sa_exc.SQLAlchemyError, OSError, TimeoutError) as exc:
         raise BackendError(f"database unavailable: {exc}") from exc

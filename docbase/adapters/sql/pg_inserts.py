@@ -1,0 +1,94 @@
+"""Single-document inserts on PostgreSQL, straight through asyncpg.
+
+A create through SQLAlchemy's asyncio engine is a pool checkout in a greenlet, ``BEGIN``,
+the ``INSERT``, ``COMMIT``: three round trips and SQLAlchemy's execution layers for one
+row (``docs/benchmarks.md``, run 7). :class:`PgInserter` runs the one ``INSERT ...
+VALUES`` in autocommit on an asyncpg connection of its own (:mod:`.pg_connections`, at
+most :data:`CONNECTIONS`), prepared once per connection and table: one round trip. A
+statement in autocommit is its own transaction, atomic, and acknowledged only once
+committed (the server's ``synchronous_commit`` as for every other write); the
+connections carry the engine's ``statement_timeout`` and ``lock_timeout``.
+
+It answers ``False`` (go the usual way) for anything else: several documents, a
+collection whose table number is not cached yet (the usual way creates the table), no
+connection to be had (callers queue for a busy one), a table dropped meanwhile (42P01:
+nothing was written). Once the statement was sent, a failure is final: a database error is
+translated as :mod:`.errors` does (a unique violation is ``Conflict``), and a lost
+connection is ``BackendError`` (503): the row may or may not be stored, as with a
+``COMMIT`` whose answer was lost, so it is never sent again.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from docbase.adapters.sql import schema
+from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.errors import MissingTable, translated
+from docbase.adapters.sql.pg_connections import DirectConnections, connector_for
+from docbase.core.errors import BackendError
+
+CONNECTIONS = 8
+"""The most asyncpg connections one inserter opens (besides SQLAlchemy's pool)."""
+
+
+def insert_sql(number: int) -> str:
+    """The one-row ``INSERT`` into collection table ``number`` (``$1`` .. ``$7``)."""
+    return (f"INSERT INTO {schema.table_name(number)} ({', '.join(COLUMNS)}) "
+            "VALUES ($1, $2::json, $3, $4, $5, $6, $7::jsonb)")
+
+
+def inserter_for(engine: Any, number: Callable[[str], int | None],
+                 forget: Callable[[str], None]) -> PgInserter | None:
+    """Return an inserter for ``engine``, or ``None`` when it has no short way."""
+    connect = connector_for(engine)
+    return None if connect is None else PgInserter(connect, number, forget)
+
+
+class PgInserter(DirectConnections):
+    """One-row inserts over up to :data:`CONNECTIONS` asyncpg connections."""
+
+    def __init__(self, connect: Any, number: Callable[[str], int | None],
+                 forget: Callable[[str], None]) -> None:
+        super().__init__(connect, CONNECTIONS, queue=True)
+        self._number = number
+        self._forget = forget
+        self._statements: dict[int, str] = {}
+        asyncpg = importlib.import_module("asyncpg")  # registered only where installed
+        self._server_error: type[Exception] = asyncpg.PostgresError
+
+    async def insert(self, collection: str, rows: Sequence[Row]) -> bool:
+        """Insert the one row of ``rows`` into ``collection``; ``False``: go the usual way.
+
+        Raises:
+            DocbaseError: the database refused the row, or the connection was lost once
+                the statement was on its way.
+
+        """
+        number = self._number(collection) if len(rows) == 1 else None
+        if number is None:
+            return False
+        connection = await self.take()
+        if connection is None:
+            return False
+        statement = self._statements.get(number)
+        if statement is None:
+            statement = self._statements[number] = insert_sql(number)
+        try:
+            await connection.execute(statement, *rows[0])
+        except self._server_error as exc:  # the statement failed; the connection is sound
+            await self.give_back(connection)
+            error = translated(str(getattr(exc, "sqlstate", "") or ""), str(exc))
+            if isinstance(error, MissingTable):  # dropped elsewhere: nothing was written
+                self._forget(collection)
+                return False
+            raise error from exc
+        except BaseException as exc:  # lost, or cancelled half-way: the answer is unknown
+            self.drop(connection)
+            if isinstance(exc, Exception):
+                raise BackendError(f"database unavailable: {exc}") from exc
+            raise
+        await self.give_back(connection)
+        return True
