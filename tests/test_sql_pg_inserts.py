@@ -78,7 +78,7 @@ async def test_a_connection_lost_mid_insert_is_a_backend_error_never_sent_again(
 ) -> None:
     store, url = opened
     await store.insert("items", [numbered(1)])
-    table = f"c_{store.backend._cached_number('items')}"
+    table = f"c_{store.backend.cached_number('items')}"
     async with sql_backend(url) as (other, _blobs), other.engine.connect() as holder:
         # another transaction holds the id, so the direct insert waits on its lock
         await holder.execute(sa.text(f"INSERT INTO {table} (id, body, version, search) "
