@@ -114,12 +114,13 @@ def kill(served: Served) -> None:
             os.kill(pid, signal.SIGKILL)
     served.process.wait(10)
     deadline = time.monotonic() + 10
-    while any(_alive(pid) for pid in workers) and time.monotonic() < deadline:
+    while any(alive(pid) for pid in workers) and time.monotonic() < deadline:
         time.sleep(0.01)  # not our children: wait until they are dead (or zombies)
     served.stop()  # closes the client; the process is already gone
 
 
-def _alive(pid: int) -> bool:
+def alive(pid: int) -> bool:
+    """Tell whether process ``pid`` runs (a zombie does not)."""
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:

@@ -32,7 +32,7 @@ import pytest
 from docbase import cli
 from tests import media_samples as samples
 from tests.served_engines import ENGINES, engine_storage
-from tests.test_serve_harness import Served, child_processes, serving
+from tests.test_serve_harness import Served, child_processes, eventually, serving
 
 SIZE = 200 * 1024 * 1024
 BLOCK = 1024 * 1024
@@ -196,13 +196,6 @@ async def _once(data: bytes) -> AsyncIterator[bytes]:
     yield data
 
 
-def wait_for(condition: Any, what: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(0.1)
-
-
 def healthy(served: Served) -> bool:
     with contextlib.suppress(httpx.TransportError, ssl.SSLError, OSError):
         return served.request("GET", "/health").status_code == 200
@@ -227,13 +220,14 @@ def test_a_worker_killed_mid_upload_leaves_only_what_the_sweep_removes(
 
         upload = StalledUpload(served)
         upload.start()
-        wait_for(lambda: chunk_count(storage) >= baseline + 1 + 4, "the upload's chunks")
+        eventually(lambda: chunk_count(storage) >= baseline + 1 + 4, "the upload's chunks",
+                   timeout=30)
         os.kill(the_worker(served), signal.SIGKILL)
         upload.release.set()
         upload.join(30)
         assert upload.error is not None
-        wait_for(lambda: len(child_processes(served.process.pid)) == 1 and healthy(served),
-                 "the respawned worker")
+        eventually(lambda: len(child_processes(served.process.pid)) == 1 and healthy(served),
+                   "the respawned worker", timeout=30)
         assert chunk_count(storage) > baseline + 1  # the killed upload's chunks stayed
         assert served.request("GET", "/media/*/meta", served.admin_key).json() != []
 

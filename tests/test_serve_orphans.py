@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 
 from docbase.http.supervision import WATCH_INTERVAL
-from tests.test_serve_harness import Served, _alive, child_processes, launch
+from tests.test_serve_harness import Served, alive, child_processes, launch
 
 EXIT_WITHIN = 10.0
 """Seconds the workers may take to exit once the main process is killed (a loaded
@@ -27,8 +27,8 @@ machine; they take well under one)."""
 def gone_within(pids: list[int], timeout: float) -> float:
     """Wait until none of ``pids`` runs; return how long that took."""
     started = time.monotonic()
-    while any(_alive(pid) for pid in pids):
-        assert time.monotonic() - started < timeout, [p for p in pids if _alive(p)]
+    while any(alive(pid) for pid in pids):
+        assert time.monotonic() - started < timeout, [p for p in pids if alive(p)]
         time.sleep(0.02)
     return time.monotonic() - started
 
