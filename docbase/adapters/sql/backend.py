@@ -83,6 +83,8 @@ class SqlBackend:
         self.dialect = dialect_for(sync_engine.dialect.name)
         self._serial = asyncio.Lock() if isinstance(sync_engine.pool, StaticPool) else None
         self._tables: dict[str, int] = {}
+        # collections whose table a write created: cached before its transaction ended
+        self._created: set[str] = set()
         self._clauses: dict[int, sa.TableClause] = {}
         self._ready = False
         self.query_timeout = DEFAULT_QUERY_TIMEOUT
@@ -102,7 +104,7 @@ class SqlBackend:
                 self._loop_reader = LoopReader(path)
                 self._writer = GroupCommitWriter(engine, begin_locked, self._bounded,
                                                  lambda: lock_wait(self.query_timeout),
-                                                 self._tables.clear)
+                                                 self._forget_created)
         else:
             prepare_postgresql(sync_engine)
 
@@ -241,6 +243,7 @@ class SqlBackend:
                 if not create:
                     return None
                 number = self._create(conn, collection)
+                self._created.add(collection)
             self._tables[collection] = number
         return number
 
@@ -254,6 +257,12 @@ class SqlBackend:
     def forget(self, collection: str) -> None:
         """Drop ``collection`` from the name cache (it was dropped)."""
         self._tables.pop(collection, None)
+
+    def _forget_created(self) -> None:
+        """Forget the tables writes created: a rolled-back write may have created them."""
+        for collection in self._created:
+            self._tables.pop(collection, None)
+        self._created.clear()
 
     def _lookup(self, conn: sa.Connection, collection: str) -> int | None:
         registry = schema.collections

@@ -53,8 +53,9 @@ class GroupCommitWriter:
     ``query_timeout``), as every other store operation has; ``lock_wait`` says how long
     a batch waits for the write lock another process holds (then every write of the
     batch fails with ``BackendError``, "database is locked": 503, retry);
-    ``rolled_back`` is told whenever a batch's transaction was rolled back, so that what
-    its writes cached (a collection table created in it) is forgotten with it.
+    ``rolled_back`` is told whenever a batch's transaction or a write's savepoint was
+    rolled back, so that what its writes cached (a collection table created in it) is
+    forgotten with it.
     """
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
