@@ -19,6 +19,7 @@ from docbase.core.errors import InvalidQuery, NotFound
 from docbase.core.events import ReadEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
+from docbase.core.paging import ListAnswer
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
@@ -159,6 +160,12 @@ class CollectionReads:
         With ``encoded``, documents may come as ``msgspec.Raw`` JSON text, ready for
         ``msgspec.json.encode`` (what the HTTP layer does), instead of ``dict`` objects.
         """
+        return (await self.read_page(query, options, encoded=encoded)).body
+
+    async def read_page(
+        self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False
+    ) -> ListAnswer:
+        """As :meth:`read`, with the cursor of the next page (``docs/query.md``)."""
         reader = ListReader(self.database.documents, self.database.relations, self.name)
-        return await reader.read(await self._list_query(query), options or ReadOptions(),
+        return await reader.page(await self._list_query(query), options or ReadOptions(),
                                  encoded=encoded)

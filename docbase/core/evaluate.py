@@ -27,6 +27,7 @@ from docbase.core.ordering import MISSING, OrderKey, compare, sort_key, type_cla
 from docbase.core.projection import project
 from docbase.core.query import (
     JSON,
+    After,
     And,
     Between,
     ElemMatch,
@@ -47,6 +48,7 @@ from docbase.core.query import (
     Regex,
     SortKey,
     Text,
+    check_after,
 )
 from docbase.core.query.regex import regex_search
 
@@ -245,21 +247,36 @@ def sort_documents(documents: Iterable[Document], sort: Sequence[SortKey]) -> li
 
 
 def _sort_value(document: Document, *, path: Path, descending: bool) -> OrderKey:
-    keys = [sort_key(item)
-            for value in path_values(document, path)
-            for item in (value if isinstance(value, list) else [value])]
-    if not keys:
-        return sort_key(None)
-    return max(keys) if descending else min(keys)
+    return sort_key(sort_value(document, path, descending=descending))
+
+
+def sort_value(document: Document, path: Path, *, descending: bool) -> JSON:
+    """The value ``document`` sorts by on ``path`` (``None``: no value, sorts as null)."""
+    items = [item for value in path_values(document, path)
+             for item in (value if isinstance(value, list) else [value])]
+    pick = max if descending else min
+    return pick(items, key=sort_key) if items else None
+
+
+def follows(document: Document, after: After, sort: Sequence[SortKey]) -> bool:
+    """Whether ``document`` comes after the cursor ``after`` in ``sort`` then ``_id``."""
+    for key, value in zip(sort, after.values, strict=True):
+        descending = key.direction == -1
+        order = compare(sort_value(document, key.path, descending=descending), value)
+        if order:
+            return order == (-1 if descending else 1)
+    return compare(document.get("_id"), after.id) > 0
 
 
 def run_query(documents: Iterable[Document], query: Query) -> list[Document]:
-    """Filter, sort, skip, limit (``None``: no limit) and project; return deep copies.
+    """Filter, keep what follows ``query.after``, sort, skip, limit and project (copies).
 
-    ``query.groupby``, ``query.aggregates`` and ``query.grand_total`` are ignored here
-    (see :func:`docbase.core.grouping.aggregate`).
+    ``limit=None`` is no limit. ``query.groupby``, ``query.aggregates`` and
+    ``query.grand_total`` are ignored here (see :func:`docbase.core.grouping.aggregate`).
     """
-    selected = [document for document in documents if matches(query.filter, document)]
+    after = check_after(query).after
+    selected = [document for document in documents if matches(query.filter, document)
+                and (after is None or follows(document, after, query.sort))]
     ordered = sort_documents(selected, query.sort)
     end = None if query.limit is None else query.skip + query.limit
     return [project(document, query.projection) for document in ordered[query.skip:end]]

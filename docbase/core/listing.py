@@ -10,7 +10,16 @@ import msgspec
 from docbase.core.documents import META_FIELDS, Document, read_shape
 from docbase.core.grouping import group_key
 from docbase.core.ordering import sort_key
+from docbase.core.paging import (
+    ListAnswer,
+    cursor_of,
+    hides_sorted_field,
+    is_full,
+    next_cursor,
+    widened,
+)
 from docbase.core.ports import DocumentStore
+from docbase.core.projection import project
 from docbase.core.query import JSON, AggregateRow, Path, Query, ReadOptions
 from docbase.core.relations import Relations
 
@@ -65,34 +74,52 @@ class ListReader:
         ``encoded``, documents may come as ``msgspec.Raw`` JSON text (for a caller that
         encodes the answer with msgspec), when the store can give them so.
         """
+        return (await self.page(query, options, encoded=encoded)).body
+
+    async def page(self, query: Query, options: ReadOptions, *,
+                   encoded: bool = False) -> ListAnswer:
+        """As :meth:`read`, with the cursor of the next page (:mod:`docbase.core.paging`).
+
+        With ``totals``, the body holds that cursor as ``next`` beside ``totals``.
+        """
         if query.aggregates:
-            return await self._aggregates(query)
+            return ListAnswer(await self._aggregates(query))
         if options.count:
             total = await self.store.count(self.collection, query.filter)
-            return {"data": [], "totals": {**totals(0, total, query), "count": total}}
-        data = await self._encoded(query, options) if encoded else None
-        if data is None:
-            data = await self._documents(query, options)
+            return ListAnswer({"data": [], "totals": {**totals(0, total, query),
+                                                      "count": total}})
+        found = await self._encoded(query, options) if encoded else None
+        if found is None:
+            found = await self._documents(query, options)
+        data, cursor = found
         if options.totals:
             total = await self.store.count(self.collection, query.filter)
-            return {"data": data, "totals": totals(len(data), total, query)}
-        return data
+            return ListAnswer({"data": data, "totals": totals(len(data), total, query),
+                               "next": cursor}, cursor)
+        return ListAnswer(data, cursor)
 
-    async def _documents(self, query: Query, options: ReadOptions) -> Any:
-        documents: list[Document] = await self.store.find(self.collection, query)
+    async def _documents(self, query: Query, options: ReadOptions) -> tuple[Any, str | None]:
+        wide = widened(query.projection, query)
+        documents: list[Document] = await self.store.find(
+            self.collection, msgspec.structs.replace(query, projection=wide))
+        cursor = None if query.groupby else next_cursor(documents, query)
+        if wide != query.projection:
+            documents = [project(d, query.projection) for d in documents]
         if options.fetchchildren:
             await self.relations.embed_children(self.collection, documents, options.metafields)
         shaped = [read_shape(d, metafields=options.metafields) for d in documents]
-        return group_documents(shaped, query.groupby) if query.groupby else shaped
+        return (group_documents(shaped, query.groupby) if query.groupby else shaped), cursor
 
-    async def _encoded(self, query: Query, options: ReadOptions) -> list[msgspec.Raw] | None:
+    async def _encoded(self, query: Query,
+                       options: ReadOptions) -> tuple[list[msgspec.Raw], str | None] | None:
         find_encoded = getattr(self.store, "find_encoded", None)
-        if (find_encoded is None or options.fetchchildren or query.groupby
-                or query.projection is not None):
-            return None
         hide = () if options.metafields else META_FIELDS
+        if (find_encoded is None or options.fetchchildren or query.groupby
+                or query.projection is not None or hides_sorted_field(query, hide)):
+            return None
         found: list[msgspec.Raw] = await find_encoded(self.collection, query, hide=hide)
-        return found
+        full = is_full(len(found), query)
+        return found, cursor_of(msgspec.json.decode(found[-1]), query) if full else None
 
     async def _aggregates(self, query: Query) -> JSON:
         rows = await self.store.aggregate(

@@ -32,7 +32,7 @@ def cors_headers(origin: str) -> dict[str, str]:
     """Return the CORS headers of an actual response to a page of ``origin``."""
     return {
         "access-control-allow-origin": origin,
-        "access-control-expose-headers": "ETag",
+        "access-control-expose-headers": "ETag, Link, X-Next-Cursor",
         "vary": "Origin",
     }
 

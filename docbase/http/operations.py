@@ -19,6 +19,7 @@ from docbase.core.query import parse_flag
 from docbase.http.bodies import documents_body, object_body, read_json
 from docbase.http.context import RequestContext
 from docbase.http.errors import CORS_STATE, MethodNotAllowed, error_body
+from docbase.http.paging import next_page_headers
 from docbase.http.params import (
     etag,
     expected_version,
@@ -31,10 +32,13 @@ HttpRequest = Request[Any, Any, Any]
 
 
 def json_response(
-    request: HttpRequest, content: Any, status: int = 200, tag: str | None = None
+    request: HttpRequest, content: Any, status: int = 200, tag: str | None = None,
+    extra: dict[str, str] | None = None,
 ) -> Response[bytes]:
-    """Encode ``content`` as JSON, with the request's CORS headers and an ``ETag``."""
+    """Encode ``content`` as JSON, with the request's CORS headers, an ``ETag``, ``extra``."""
     headers: dict[str, str] = dict(request.state.get(CORS_STATE) or {})
+    if extra:
+        headers.update(extra)
     if tag is not None:
         headers["etag"] = tag
     return Response(msgspec.json.encode(content), status_code=status,
@@ -42,9 +46,15 @@ def json_response(
 
 
 async def read_many(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
-    """List documents: array, totals, count, groups or aggregates, as the URL asks."""
-    query, options = list_query(query_params(request), ctx.database.limits)
-    return json_response(request, await coll.read(query, options, encoded=True))
+    """List documents: array, totals, count, groups or aggregates, as the URL asks.
+
+    A page with a next one tells its cursor in headers (:mod:`docbase.http.paging`).
+    """
+    params = query_params(request)
+    query, options = list_query(params, ctx.database.limits)
+    answer = await coll.read_page(query, options, encoded=True)
+    return json_response(request, answer.body,
+                         extra=next_page_headers(request, params, answer.next))
 
 
 async def read_one(request: HttpRequest, coll: Collection, document_id: str) -> Response[bytes]:

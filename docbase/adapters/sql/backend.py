@@ -22,7 +22,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import weakref
-from collections.abc import AsyncIterator, Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, TypeVar
 
@@ -151,14 +151,18 @@ class SqlBackend:
             self._tables.clear()
         return await self._run(work, write=write)
 
-    def scalars(self, conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
-        """The first column of ``statement``'s rows (SQLite: on the driver, :mod:`.driver_rows`)."""
-        if self._driver_statements is None:
-            return list(conn.execute(statement).scalars())
-        return self._driver_statements.scalars(conn, statement)
+    def scalars(self, conn: sa.Connection, statement: sa.Select[Any],
+                params: Mapping[str, Any] | None = None) -> list[Any]:
+        """The first column of ``statement``'s rows (SQLite: on the driver, :mod:`.driver_rows`).
 
-    def scalars_now(self, collection: str,
-                    statement: Callable[[int], sa.Select[Any]]) -> list[Any] | None:
+        ``params`` binds the values the statement leaves open (keyset paging).
+        """
+        if self._driver_statements is None:
+            return list(conn.execute(statement, dict(params or {})).scalars())
+        return self._driver_statements.scalars(conn, statement, params)
+
+    def scalars_now(self, collection: str, statement: Callable[[int], sa.Select[Any]],
+                    params: Mapping[str, Any] | None = None) -> list[Any] | None:
         """As :meth:`scalars`, on this thread (:mod:`.loop_reads`); ``None``: not here.
 
         For reads bounded by their page (``loop_reads.PAGE_ROWS``), never for scans.
@@ -166,7 +170,7 @@ class SqlBackend:
         number = self.cached_number(collection)
         if self._loop_reader is None or self._driver_statements is None or number is None:
             return UNANSWERED
-        compiled = self._driver_statements.compiled(statement(number))
+        compiled = self._driver_statements.compiled(statement(number), params)
         rows = None if compiled is None else self._loop_reader.rows(*compiled)
         return None if rows is None else [row[0] for row in rows]
 

@@ -17,29 +17,44 @@ A statement whose parameters need SQLAlchemy's processing (typed binds, expandin
 from __future__ import annotations
 
 import sqlite3
-from typing import Any
+from collections.abc import Mapping
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 from sqlalchemy import exc as sa_exc
 
 _CACHED = 512  # compiled statements kept (all dropped when full)
+Params = Mapping[str, Any]
+
+
+class _Template(NamedTuple):
+    sql: str
+    names: tuple[str, ...]
+    values: tuple[Any, ...]  # as compiled: the statement's own bound values
+
+
 _Compiled = tuple[str, tuple[Any, ...]] | None  # None: SQLAlchemy runs it
 
 
 class DriverStatements:
-    """First-column reads of cached statements on a SQLite engine's driver connections."""
+    """First-column reads of cached statements on a SQLite engine's driver connections.
+
+    A statement may leave values to bind at each run (``params``, as keyset paging
+    does, :mod:`.keyset`): it is compiled once all the same, and they fill its slots.
+    """
 
     def __init__(self, engine: sa.Engine) -> None:
         self.dialect = engine.dialect
         # keyed by the statement itself: the key keeps it alive, so no identity is reused
-        self._compiled: dict[sa.Select[Any], _Compiled] = {}
+        self._compiled: dict[sa.Select[Any], _Template | None] = {}
 
-    def scalars(self, conn: sa.Connection, statement: sa.Select[Any]) -> list[Any]:
+    def scalars(self, conn: sa.Connection, statement: sa.Select[Any],
+                params: Params | None = None) -> list[Any]:
         """The first column of every row ``statement`` returns, in order."""
-        compiled = self.compiled(statement)
+        compiled = self.compiled(statement, params)
         driver = conn.connection.driver_connection
         if compiled is None or not isinstance(driver, sqlite3.Connection):
-            return list(conn.execute(statement).scalars())
+            return list(conn.execute(statement, dict(params or {})).scalars())
         sql, parameters = compiled
         try:
             rows = driver.execute(sql, parameters).fetchall()
@@ -47,23 +62,35 @@ class DriverStatements:
             raise sa_exc.DBAPIError.instance(sql, parameters, exc, sqlite3.Error) from exc
         return [row[0] for row in rows]
 
-    def compiled(self, statement: sa.Select[Any]) -> _Compiled:
+    def compiled(self, statement: sa.Select[Any], params: Params | None = None) -> _Compiled:
         """The SQL text and parameters of ``statement``, or ``None``: SQLAlchemy runs it."""
         if statement in self._compiled:
-            return self._compiled[statement]
-        return self._compile(statement)
+            template = self._compiled[statement]
+        else:
+            template = self._compile(statement, params)
+        if template is None:
+            return None
+        if not params:
+            return template.sql, template.values
+        values = tuple(params[name] if name in params else value
+                       for name, value in zip(template.names, template.values, strict=True))
+        return template.sql, values
 
-    def _compile(self, statement: sa.Select[Any]) -> _Compiled:
+    def _compile(self, statement: sa.Select[Any], params: Params | None) -> _Template | None:
         compiled = statement.compile(dialect=self.dialect)
-        values = compiled.construct_params()
+        try:
+            values = compiled.construct_params(dict(params) if params else None)
+        except sa_exc.InvalidRequestError:  # a value to bind at each run is missing
+            return None
         plain = (compiled.positional and compiled.positiontup is not None
                  and not compiled._bind_processors  # typed binds: SQLAlchemy's
                  and not compiled.literal_execute_params and not compiled.post_compile_params
                  and all(values[name] is not None for name in compiled.positiontup))
-        result: _Compiled = None
+        result: _Template | None = None
         if plain:
             assert compiled.positiontup is not None
-            result = (compiled.string, tuple(values[name] for name in compiled.positiontup))
+            names = tuple(compiled.positiontup)
+            result = _Template(compiled.string, names, tuple(values[name] for name in names))
         if len(self._compiled) >= _CACHED:
             self._compiled.clear()
         self._compiled[statement] = result

@@ -15,7 +15,7 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 
-from docbase.adapters.sql import indexes
+from docbase.adapters.sql import indexes, keyset
 from docbase.adapters.sql.aggregates import aggregate_statement
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
@@ -113,10 +113,12 @@ class SqlDocumentReads:
                 for body in bodies]
 
     async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
+        after = keyset.parameters(query, self.dialect)
         if (query.filter == MATCH_ALL and not query.sort and query.limit is not None
                 and query.skip + query.limit <= PAGE_ROWS):  # a short walk of the key index
+            # (a cursor without a sort is a seek in that index: as short a walk)
             found = self.backend.scalars_now(
-                collection, lambda number: self._find_statement(number, query, hide))
+                collection, lambda number: self._find_statement(number, query, hide), after)
             if found is not None:
                 return found
 
@@ -124,7 +126,7 @@ class SqlDocumentReads:
             number = self.backend.number(conn, collection)
             if number is None:
                 return []
-            return self.backend.scalars(conn, self._find_statement(number, query, hide))
+            return self.backend.scalars(conn, self._find_statement(number, query, hide), after)
 
         return await self.backend.run(work, write=False)
 
@@ -132,18 +134,23 @@ class SqlDocumentReads:
         # built once per query shape and table: the same list read (a page of a listing)
         # comes again and again, and building the statement cost more than running it
         # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
-        # (equal, and equally hashed, as Python values)
-        key = (number, tuple(hide), _shape((query.filter, query.sort, query.skip, query.limit)))
+        # (equal, and equally hashed, as Python values); a cursor's values are bound
+        # at each run (:mod:`.keyset`), so all pages of a listing share one statement
+        key = (number, tuple(hide), _shape((query.filter, query.sort, query.skip, query.limit)),
+               keyset.shape(query, self.dialect))
         statement = self._find_statements.get(key)
         if statement is not None:
             return statement
         table = self.backend.table_clause(number)
+        compiler = QueryCompiler(self.dialect, table)
         body = self._body(table)
         if hide:  # the dialect can: find_encoded asked
             body = self.dialect.without_fields(body, hide)
-        compiler = QueryCompiler(self.dialect, table)
         statement = (sa.select(body).where(compiler.where(query.filter))
                      .order_by(*compiler.order_by(query.sort)))
+        seek = keyset.condition(query, compiler)
+        if seek is not None:
+            statement = statement.where(seek)
         if query.skip:
             statement = statement.offset(query.skip)
         if query.limit is not None:

@@ -9,7 +9,8 @@ says what each node means; :mod:`docbase.core.evaluate` is its executable form.
 The package is split by concern: :mod:`.ast` (the nodes, :class:`Query`,
 :class:`ReadOptions`), :mod:`.decoding` (JSON text, dot paths, nesting depth),
 :mod:`.filters` (``q``), :mod:`.regex` (``$regex``), :mod:`.dates` (``$date``),
-:mod:`.hints` (``h``) and :mod:`.params` (URL parameters and true/false flags).
+:mod:`.hints` (``h``), :mod:`.cursor` (``$after``) and :mod:`.params` (URL parameters
+and true/false flags).
 Every name is importable from ``docbase.core.query`` itself.
 """
 
@@ -22,6 +23,7 @@ from docbase.core.query.ast import (
     Aggregate,
     AggregateFunc,
     AggregateRow,
+    After,
     And,
     Between,
     ElemMatch,
@@ -46,6 +48,7 @@ from docbase.core.query.ast import (
     SortKey,
     Text,
 )
+from docbase.core.query.cursor import check_after, encode_cursor, parse_cursor
 from docbase.core.query.dates import parse_date
 from docbase.core.query.decoding import check_depth, json_depth, parse_json, split_path
 from docbase.core.query.filters import MAX_DEPTH, parse_filter
@@ -67,6 +70,7 @@ __all__ = [
     "Aggregate",
     "AggregateFunc",
     "AggregateRow",
+    "After",
     "And",
     "Between",
     "ElemMatch",
@@ -91,12 +95,15 @@ __all__ = [
     "SortKey",
     "Text",
     "URLParams",
+    "check_after",
     "check_depth",
     "decode_json_param",
+    "encode_cursor",
     "json_depth",
     "last_param",
     "parse_aggregate",
     "parse_count",
+    "parse_cursor",
     "parse_date",
     "parse_direction",
     "parse_filter",

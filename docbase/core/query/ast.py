@@ -186,6 +186,20 @@ class AggregateRow(msgspec.Struct, frozen=True):
     values: dict[str, JSON]
 
 
+class After(msgspec.Struct, frozen=True):
+    """Keyset paging: only documents after this one in the query's order (``$after``).
+
+    ``values`` holds the sort value of each key of ``sort`` (``None`` for missing or
+    null) and ``id`` the ``_id`` that broke the tie; a document comes after when its
+    (values, ``_id``) follow these in the order of ``sort`` then ``_id`` ascending.
+    ``sort`` is the order the cursor was made for; it must equal :attr:`Query.sort`.
+    """
+
+    sort: tuple[SortKey, ...]
+    values: tuple[JSON, ...]
+    id: str
+
+
 DEFAULT_MAX = 1000
 
 
@@ -193,7 +207,8 @@ class Query(msgspec.Struct, frozen=True):
     """Everything a list read asks of a store: filter, order, page, shape, grouping.
 
     Sorting always ends with ``_id`` ascending as the final tie-breaker; ``sort`` holds
-    only what the caller asked for. ``limit=None`` means no limit.
+    only what the caller asked for. ``limit=None`` means no limit. ``after`` keeps only
+    the documents that follow a cursor's (before ``skip`` applies).
     """
 
     filter: Filter = MATCH_ALL
@@ -204,6 +219,7 @@ class Query(msgspec.Struct, frozen=True):
     groupby: tuple[Path, ...] = ()
     aggregates: tuple[Aggregate, ...] = ()
     grand_total: bool = False
+    after: After | None = None
 
 
 class ReadOptions(msgspec.Struct, frozen=True):

@@ -12,6 +12,7 @@ import msgspec
 
 from docbase.core.errors import InvalidQuery
 from docbase.core.query.ast import JSON, Aggregate, Projection, Query, SortKey
+from docbase.core.query.cursor import check_after, parse_cursor
 from docbase.core.query.decoding import check_depth, split_path
 from docbase.core.settings.limits import Limits
 
@@ -26,7 +27,8 @@ def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = N
             ``limits.max_query_depth`` levels deep.
 
     Raises:
-        InvalidQuery: an unknown hint, a malformed value or ``h`` nested too deeply.
+        InvalidQuery: an unknown hint, a malformed value, ``h`` nested too deeply or a
+            ``$after`` cursor made for another order than the resulting one.
 
     """
     query = base or Query()
@@ -52,13 +54,15 @@ def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = N
                 if not isinstance(value, list):
                     raise InvalidQuery("$aggregate needs an array like [\"SUM:field\"]")
                 changes["aggregates"] = tuple(parse_aggregate(v) for v in value)
+            case "$after":
+                changes["after"] = parse_cursor(value, limits)
             case "$aggregate-grand-total":
                 if not isinstance(value, bool):
                     raise InvalidQuery("$aggregate-grand-total needs true or false")
                 changes["grand_total"] = value
             case _:
                 raise InvalidQuery(f"unknown hint {key!r}")
-    return msgspec.structs.replace(query, **changes)
+    return check_after(msgspec.structs.replace(query, **changes))
 
 
 def parse_aggregate(spec: JSON) -> Aggregate:

@@ -24,6 +24,7 @@ from docbase.core.query.ast import (
     SortKey,
     Text,
 )
+from docbase.core.query.cursor import check_after, parse_cursor
 from docbase.core.query.decoding import check_depth, parse_json, split_path
 from docbase.core.query.filters import parse_filter
 from docbase.core.query.hints import parse_aggregate, parse_count, parse_direction, parse_hints
@@ -87,7 +88,8 @@ def parse_list_params(
 
     ``params`` maps each parameter name to every value it was given, in order.
     Parameters that are not about reading (``apikey``, ``jwt``, ...) are ignored.
-    ``q`` and ``h`` are decoded once each. Without ``max`` or ``$max`` a read returns
+    ``q`` and ``h`` are decoded once each; ``after`` (or ``h``'s ``$after``) is a
+    cursor, checked against the order the parameters and hints end with. Without ``max`` or ``$max`` a read returns
     the default 1000 documents, or ``limits.max_page`` when that is lower.
 
     Raises:
@@ -115,6 +117,7 @@ def parse_list_params(
         for i, name in enumerate(sorts)
     )
     skip_text, max_text = last_param(params, "skip"), last_param(params, "max")
+    after_text = last_param(params, "after")
     query = Query(
         filter=conditions[0] if len(conditions) == 1 else And(tuple(conditions)),
         sort=sort,
@@ -122,9 +125,9 @@ def parse_list_params(
         limit=parse_count(max_text, "max") if max_text is not None else DEFAULT_MAX,
         groupby=tuple(split_path(g, "groupby") for g in params.get("groupby") or []),
         aggregates=tuple(parse_aggregate(a) for a in params.get("aggregate") or []),
+        after=parse_cursor(after_text, limits) if after_text else None,
     )
-    if h is not None:
-        query = parse_hints(h, query)
+    query = parse_hints(h, query) if h is not None else check_after(query)
     asked = "max" in params or (isinstance(h, dict) and "$max" in h)
     if limits is not None and not asked and query.limit is not None \
             and query.limit > limits.max_page:
