@@ -13,6 +13,7 @@ from typing import Any
 from docbase.adapters.mongo.codec import SEARCH_FIELD
 from docbase.adapters.mongo.expressions import literal, plain_field
 from docbase.adapters.mongo.grouping import group_stages
+from docbase.adapters.mongo.keyset import keyset_match
 from docbase.adapters.mongo.sorting import composite_probe, key_fields, sort_stages
 from docbase.core.query import Aggregate, Path, Query, SortKey
 
@@ -20,8 +21,10 @@ Stage = dict[str, Any]
 
 
 def page_pipeline(match: Stage, query: Query) -> list[Stage]:
-    """Filter, sort (then ``_id``), skip, limit and trim, for :meth:`find`."""
-    pipeline = [{"$match": match}, *sort_stages(query.sort)]
+    """Filter, seek past the cursor, sort (then ``_id``), skip, limit and trim."""
+    sorting = sort_stages(query.sort)  # [compute the keys,] sort
+    seek = keyset_match(query)
+    pipeline = [{"$match": match}, *sorting[:-1], *([seek] if seek else []), sorting[-1]]
     if query.skip:
         pipeline.append({"$skip": query.skip})
     if query.limit is not None:

@@ -39,6 +39,7 @@ from docbase.adapters.mongo.filters import CompiledFilter, compile_filter
 from docbase.adapters.mongo.grouping import decode_rows
 from docbase.adapters.mongo.indexes import ensure_index
 from docbase.adapters.mongo.keys import MONGO_KEYS
+from docbase.adapters.mongo import keyset
 from docbase.adapters.mongo.reads import group_pipeline, page_pipeline, unsortable_pipeline
 from docbase.adapters.mongo.sorting import sortable_on_server
 from docbase.adapters.mongo.updates import compile_update
@@ -208,7 +209,8 @@ class MongoDocumentStore(DeletesByGroups, MongoConnection):
         if query.limit == 0:
             return []
         compiled = compile_filter(query.filter)
-        if compiled.residual is None and sortable_on_server(query.sort):
+        if (compiled.residual is None and sortable_on_server(query.sort)
+                and keyset.on_server(query)):
             found = await self._find_on_server(collection, compiled.query, query)
             if found is not None:
                 return [projection.project(document, query.projection) for document in found]

@@ -4,9 +4,9 @@ A cursor names the last document of a page by its place in the query's order: th
 sort value of each sort key and its ``_id`` (``docs/query.md``, "Paging with a
 cursor"). Its text is the base64url form (no padding) of a small JSON object::
 
-    {"s": [["price", -1]], "v": [12.5], "i": "6650f0c2a1b2c3d4e5f60718"}
+    {"s": [[["price"], -1]], "v": [12.5], "i": "6650f0c2a1b2c3d4e5f60718"}
 
-``s`` is the order it was made for, so that a cursor given with another order is
+``s`` is the order it was made for (each key's path steps and direction), so that a cursor given with another order is
 refused instead of skipping or repeating documents. The text is not signed: a client
 that edits it only moves its own place in a list it may read anyway. Anything that is
 not a cursor made here is a clear :class:`~docbase.core.errors.InvalidQuery`.
@@ -23,7 +23,7 @@ import msgspec
 
 from docbase.core.errors import InvalidQuery
 from docbase.core.query.ast import JSON, After, Query, SortKey
-from docbase.core.query.decoding import check_depth, parse_json, split_path
+from docbase.core.query.decoding import check_depth, parse_json
 from docbase.core.settings.limits import Limits
 
 MAX_CURSOR_CHARS: Final = 16 * 1024
@@ -35,7 +35,7 @@ _BAD = "$after is not a cursor this server made (copy it from a previous page's 
 
 def encode_cursor(sort: Sequence[SortKey], values: Sequence[JSON], document_id: str) -> str:
     """Return the cursor text of a document with these sort ``values`` and ``_id``."""
-    body = {"s": [[".".join(key.path), key.direction] for key in sort],
+    body = {"s": [[list(key.path), key.direction] for key in sort],
             "v": list(values), "i": document_id}
     return base64.urlsafe_b64encode(_encode(body)).rstrip(b"=").decode("ascii")
 
@@ -65,13 +65,12 @@ def parse_cursor(text: JSON, limits: Limits | None = None) -> After:
 
 
 def _sort_key(item: Any) -> SortKey:
-    if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], str)
+    # the path is compared with the query's order, never used by itself
+    if (not isinstance(item, list) or len(item) != 2 or not isinstance(item[0], list)
+            or not item[0] or not all(isinstance(step, str) for step in item[0])
             or item[1] not in (1, -1) or isinstance(item[1], bool)):
         raise InvalidQuery(_BAD)
-    try:
-        return SortKey(split_path(item[0], "$after"), item[1])
-    except InvalidQuery:
-        raise InvalidQuery(_BAD) from None
+    return SortKey(tuple(item[0]), item[1])
 
 
 def describe_sort(sort: Sequence[SortKey]) -> str:
