@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sqlite3
 import threading
 from collections.abc import AsyncIterator
@@ -14,7 +15,7 @@ import pytest
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.core.errors import NotFound
-from docbase.core.query import Eq, Query, SortKey
+from docbase.core.query import After, Eq, Query, SortKey
 from tests.backends import numbered, refuse_usual_path, sql_backend
 
 
@@ -117,3 +118,36 @@ async def test_first_pages_of_a_list_are_read_on_the_loop_thread(
                  Query(sort=(SortKey(("n",), -1),), limit=1)):  # not a short walk of the key
         with pytest.raises(AssertionError, match="went the usual way"):
             await store.find("items", scan)
+
+
+async def test_a_cursor_page_in_key_order_is_read_on_the_loop_thread(
+    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.insert("items", [numbered(n) for n in range(1, 8)])
+    await store.get("items", numbered(1)["_id"])
+    refuse_usual_path(store, monkeypatch)
+    after = After((), (), numbered(3)["_id"])  # a seek in the key index, as short a walk
+    assert [d["n"] for d in await store.find("items", Query(limit=2, after=after))] == [4, 5]
+    with pytest.raises(AssertionError, match="went the usual way"):  # a deep offset
+        await store.find("items", Query(skip=PAGE_ROWS, limit=1, after=after))
+
+
+async def test_a_deep_skip_leaves_the_event_loop_free(store: SqlDocumentStore) -> None:
+    # a page read on the loop thread would finish within the first turn the loop gives
+    # it; a deep offset goes to a worker thread, and gets by id go on meanwhile
+    await store.insert("items", [numbered(n, pad="x" * 200) for n in range(1, 10_001)])
+    first = numbered(1)["_id"]
+    await store.get("items", first)
+
+    async def turns_while(query: Query) -> int:
+        read = asyncio.ensure_future(store.find("items", query))
+        turns = 0
+        while not read.done():
+            assert (await store.get("items", first))["n"] == 1
+            turns += 1
+            await asyncio.sleep(0)
+        assert len(await read) == 10
+        return turns
+
+    assert await turns_while(Query(limit=10)) == 1  # the shallow page: on the loop thread
+    assert await turns_while(Query(skip=9_990, limit=10)) > 1

@@ -23,8 +23,8 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from docbase.core.documents import META_FIELDS, Document, new_document, read_shape
-from docbase.core.ports import DocumentStore
 from docbase.core.paging import cursor_of
+from docbase.core.ports import DocumentStore
 from docbase.core.query import (
     Between,
     Gt,

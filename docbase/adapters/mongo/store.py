@@ -26,6 +26,7 @@ from pymongo import ReturnDocument
 from pymongo.asynchronous.collection import AsyncCollection
 from pymongo.errors import BulkWriteError
 
+from docbase.adapters.mongo import keyset
 from docbase.adapters.mongo.codec import (
     SEARCH_FIELD,
     collection_name,
@@ -39,7 +40,6 @@ from docbase.adapters.mongo.filters import CompiledFilter, compile_filter
 from docbase.adapters.mongo.grouping import decode_rows
 from docbase.adapters.mongo.indexes import ensure_index
 from docbase.adapters.mongo.keys import MONGO_KEYS
-from docbase.adapters.mongo import keyset
 from docbase.adapters.mongo.reads import group_pipeline, page_pipeline, unsortable_pipeline
 from docbase.adapters.mongo.sorting import sortable_on_server
 from docbase.adapters.mongo.updates import compile_update

@@ -72,7 +72,7 @@ class DriverStatements:
             return None
         if not params:
             return template.sql, template.values
-        values = tuple(params[name] if name in params else value
+        values = tuple(params.get(name, value)
                        for name, value in zip(template.names, template.values, strict=True))
         return template.sql, values
 

@@ -6,10 +6,11 @@ cursor"). Its text is the base64url form (no padding) of a small JSON object::
 
     {"s": [[["price"], -1]], "v": [12.5], "i": "6650f0c2a1b2c3d4e5f60718"}
 
-``s`` is the order it was made for (each key's path steps and direction), so that a cursor given with another order is
-refused instead of skipping or repeating documents. The text is not signed: a client
-that edits it only moves its own place in a list it may read anyway. Anything that is
-not a cursor made here is a clear :class:`~docbase.core.errors.InvalidQuery`.
+``s`` is the order it was made for (each key's path steps and direction), so that a
+cursor given with another order is refused instead of skipping or repeating documents.
+The text is not signed: a client that edits it only moves its own place in a list it
+may read anyway (the read's scope and filter still apply). Anything that is not a
+cursor made here is a clear :class:`~docbase.core.errors.InvalidQuery`.
 """
 
 from __future__ import annotations

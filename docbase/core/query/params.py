@@ -89,8 +89,9 @@ def parse_list_params(
     ``params`` maps each parameter name to every value it was given, in order.
     Parameters that are not about reading (``apikey``, ``jwt``, ...) are ignored.
     ``q`` and ``h`` are decoded once each; ``after`` (or ``h``'s ``$after``) is a
-    cursor, checked against the order the parameters and hints end with. Without ``max`` or ``$max`` a read returns
-    the default 1000 documents, or ``limits.max_page`` when that is lower.
+    cursor, checked against the order the parameters and hints end with. Without
+    ``max`` or ``$max`` a read returns the default 1000 documents, or
+    ``limits.max_page`` when that is lower.
 
     Raises:
         InvalidQuery: a malformed parameter, naming it, or a ``q``/``h`` nested deeper
