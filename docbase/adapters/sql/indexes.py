@@ -1,9 +1,10 @@
 """Expression indexes on document paths, dropping collections, and query plans.
 
 ``ensure_index(collection, path)`` creates two indexes on the collection table: one on
-the order key of the value at the path (what equality and range conditions compare,
-see :mod:`.compiler`) and one on whether walking the path meets an array (the other
-branch of every condition). A unique index holds the key too, but NULL for null and
+the order of the value at the path (:meth:`.Dialect.index_parts`: what equality and
+range conditions compare and what a sort on the path orders by, see :mod:`.compiler`)
+and one on whether walking the path meets an array (the other branch of every
+condition). A unique index holds the key too, but NULL for null and
 missing values, so that those are not constrained; on PostgreSQL it is built from the
 ``json`` column so that objects differing only in key order stay distinct.
 """
@@ -14,6 +15,7 @@ from typing import Any
 
 import msgspec
 import sqlalchemy as sa
+from sqlalchemy.sql.elements import Grouping
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.backend import SqlBackend
@@ -23,10 +25,12 @@ from docbase.core.query import Path
 _encode = msgspec.json.Encoder().encode
 
 
-def _create(conn: sa.Connection, table: sa.Table, name: str, expression: Any,
-            *, unique: bool = False) -> None:
-    # an index on expressions only cannot find its table by itself
-    sa.Index(name, expression, unique=unique, _table=table).create(conn, checkfirst=False)
+def _create(conn: sa.Connection, table: sa.Table, name: str, *expressions: Any,
+            unique: bool = False) -> None:
+    # an index on expressions only cannot find its table by itself; each expression in
+    # parentheses, as CREATE INDEX wants for anything but a column or a function call
+    sa.Index(name, *(Grouping(e) for e in expressions), unique=unique,
+             _table=table).create(conn, checkfirst=False)
 
 
 def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
@@ -50,7 +54,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
         _create(conn, table, f"{table.name}_f{index_id}", dialect.fanout_index(fast, path))
         if not (unique and dialect.unique_index_serves_queries):
             _create(conn, table, f"{table.name}_k{index_id}",
-                          dialect.order(fast.walk(path).key()))
+                    *dialect.index_parts(fast.walk(path)))
     else:
         index_id = int(found.id)
         conn.execute(sa.update(registry).where(registry.c.id == index_id)

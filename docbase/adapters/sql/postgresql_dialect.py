@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from typing_extensions import override
 
-from docbase.adapters.sql import pg_regex
+from docbase.adapters.sql import pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.keys import RANKS, encode_key
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
@@ -61,6 +61,42 @@ class PostgresDialect(Dialect):
     @override
     def literal_key(self, value: JSON) -> Any:
         return encode_key(value)
+
+    @override
+    def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:
+        assert isinstance(fast, PgValue)
+        assert isinstance(exact, PgValue)
+        return pg_order.sort_parts(fast, exact)
+
+    @override
+    def index_parts(self, fast: JsonValue) -> list[Expr]:
+        assert isinstance(fast, PgValue)
+        return pg_order.index_parts(fast)
+
+    @override
+    def chosen_item_parts(self, rows: sa.FromClause, item: JsonValue,
+                          descending: bool) -> list[Expr]:
+        key = self.order(item.key())
+        chosen: Expr = (sa.select(item.json()).select_from(rows)
+                        .order_by(key.desc() if descending else key.asc())
+                        .limit(1).scalar_subquery())
+        value = PgValue(chosen, "json")  # NULL when there is no item: ranks as null
+        return pg_order.sort_parts(value, value)
+
+    @override
+    def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.compare(value, op, operand)
+
+    @override
+    def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.equals_any(value, operands)
+
+    @override
+    def is_null(self, value: JsonValue) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.is_null(value)
 
     @override
     def float_sum(self, number: Expr) -> Expr:
