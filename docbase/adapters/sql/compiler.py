@@ -1,19 +1,15 @@
-"""The query AST compiled to SQLAlchemy Core: WHERE conditions and ORDER BY keys.
+"""The query AST compiled to SQLAlchemy Core: WHERE conditions and ORDER BY parts.
 
-Every field condition has the same shape, which keeps the common case fast and indexed
-while staying exact (``docs/query.md``, "Semantics")::
+Every field condition has the same shape (``docs/sql-adapter.md``)::
 
-    test(key(value at path))  OR  (fanout(path) AND EXISTS (reached values passing test))
+    test(value at path)  OR  (fanout(path) AND EXISTS (reached values passing test))
 
-The first branch reads the one value reached through objects only; it is what an
-expression index on the path serves. ``fanout`` is true only for documents in which
-walking the path meets an array, and only for those are the reached values listed (by
-the adapter's path functions) and tested one by one; it has an index too, so an OR of
-both branches stays an index lookup. Values are compared through their order keys
-(:mod:`.keys`), which put every type class in its own range: a range test is a key
-range within the class, and equality of numbers, strings, objects and arrays is key
-equality. Conditions on objects or arrays use the column that keeps key order.
-Negations use ``IS NOT TRUE`` so that SQL NULLs never leak into the result.
+The first branch reads the one value reached through objects only, in the database's
+own values for scalars (:meth:`.Dialect.compare`); it is what an expression index on
+the path serves. ``fanout`` is true only for documents in which walking the path meets
+an array, and only for those are the reached values listed and tested one by one.
+Objects and arrays compare through their order keys (:mod:`.keys`) on the column that
+keeps key order. Negations use ``IS NOT TRUE`` so that SQL NULLs never leak.
 """
 
 from __future__ import annotations
@@ -267,12 +263,9 @@ class QueryCompiler:
         return self.dialect.order(value.key())
 
     def _key_in(self, value: JsonValue, keys: list[Any]) -> Condition:
-        key = self.key(value)
-        if len(keys) == 1:
-            equal: Condition = key == keys[0]
-            return equal
         # one bind per key: keys of different classes have different SQL types
-        return key.in_([sa.literal(k) for k in keys])
+        key = self.key(value)
+        return key == keys[0] if len(keys) == 1 else key.in_([sa.literal(k) for k in keys])
 
     def _name(self) -> str:
         return f"j{next(self._names)}"
@@ -282,19 +275,18 @@ class QueryCompiler:
     def sort_parts(self, path: Path, descending: bool) -> list[Expr]:
         """The SQL expressions a sort on ``path`` (names encoded) orders by, in turn.
 
-        Each part is ordered ascending for an ascending sort and descending for a
-        descending one, then ``id`` ascending breaks ties. A document whose path meets
-        an array sorts by its least (ascending) or greatest (descending) item, empty as
-        missing; every other document by the value itself, in the database's own
-        values (:meth:`.Dialect.sort_parts`). When ``path`` is one of :attr:`flat`,
-        only the latter remain: exactly the parts an expression index on the path holds.
+        Every part goes in the sort's direction, then ``id`` ascending breaks ties. A
+        document whose path meets an array sorts by its least (ascending) or greatest
+        (descending) item, empty as missing; any other by the value, in the database's
+        own values (:meth:`.Dialect.sort_parts`), which alone remain for a path of
+        :attr:`flat`: the parts an expression index on the path holds.
         """
         fast, exact = self.root.fast.walk(path), self.root.exact.walk(path)
         plain = self.dialect.sort_parts(fast, exact)
         if path in self.flat:
             return plain
-        rows, item = self._rows(self.root, path, "items", exact=True)
-        chosen = self.dialect.chosen_item_parts(rows, item, descending)
+        chosen = self.dialect.chosen_item_parts(self.root.exact.member(path[0]), path[1:],
+                                                descending, self._name())
         fanout = self.dialect.fanout(self.root.fast, path)
         return [sa.case((fanout, slow), else_=part) for slow, part in zip(chosen, plain,
                                                                          strict=True)]

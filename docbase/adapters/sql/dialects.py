@@ -148,13 +148,14 @@ class Dialect(abc.ABC):
         """The leading :meth:`sort_parts` of a value that an expression index holds."""
         return [self.order(fast.key())]
 
-    def chosen_item_parts(self, rows: sa.FromClause, item: JsonValue,
-                          descending: bool) -> list[Expr]:
-        """The :meth:`sort_parts` of the least (greatest) item among ``rows``.
+    def chosen_item_parts(self, value: JsonValue, path: Path, descending: bool,
+                          name: str) -> list[Expr]:
+        """The :meth:`sort_parts` of the least (greatest) item reached by ``path``.
 
         The slow road, taken only for documents whose sorted path meets an array; no
-        item at all sorts as null.
+        item at all sorts as null. ``value`` is exact, ``name`` names a FROM item.
         """
+        rows, item = self.path_rows(value, path, "items", name)
         key = self.order(item.key())
         first: Expr = (sa.select(key).select_from(rows)
                        .order_by(key.desc() if descending else key.asc())

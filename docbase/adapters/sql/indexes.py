@@ -11,6 +11,7 @@ missing values, so that those are not constrained; on PostgreSQL it is built fro
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
@@ -21,6 +22,7 @@ from docbase.adapters.sql import schema
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.dialects import Dialect
 from docbase.core.query import Path
+from docbase.core.stored_keys import encode_path
 
 _encode = msgspec.json.Encoder().encode
 
@@ -67,6 +69,34 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
             conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
     if dialect.name == "postgresql":
         conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+
+
+class IndexedPaths:
+    """Which paths of a collection have an index, as the registry said a moment ago.
+
+    A sorted page takes the two-stream form (:mod:`.pages`) only when its leading sorted
+    path has an index: without one, the second stream is a second scan of the table.
+    Answers are kept for :data:`FRESH_SECONDS`, so that an index another process (or
+    this one) created is used soon after; a stale answer only picks the slower form of
+    a statement that answers the same.
+    """
+
+    FRESH_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        """Nothing is known yet."""
+        self._known: dict[int, tuple[float, frozenset[str]]] = {}
+
+    def has(self, conn: sa.Connection, number: int, path: Path) -> bool:
+        """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
+        now = time.monotonic()
+        known = self._known.get(number)
+        if known is None or now - known[0] > self.FRESH_SECONDS:
+            registry = schema.indexes
+            paths = conn.execute(sa.select(registry.c.path).where(
+                registry.c.collection_id == number)).scalars()
+            known = self._known[number] = (now, frozenset(paths))
+        return _encode(list(encode_path(path))).decode() in known[1]
 
 
 def drop_collection(conn: sa.Connection, backend: SqlBackend, collection: str) -> None:

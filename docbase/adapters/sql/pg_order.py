@@ -65,7 +65,9 @@ def string(value: PgValue) -> Expr:
 def container(fast: PgValue, exact: PgValue) -> Expr:
     """The order key of an object or array (from the ``json`` value), else NULL."""
     is_container = _typeof(fast).in_([sql_string("object"), sql_string("array")])
-    key: Expr = sa.func.docbase_key(exact.expr, type_=sa.Text)
+    # the PL/pgSQL function itself, not docbase_key, which PostgreSQL would inline (and
+    # plan) into every query: only objects and arrays reach it
+    key: Expr = sa.func.docbase_container_key(exact.expr, type_=sa.Text)
     return sa.case((is_container, key)).collate("C")
 
 

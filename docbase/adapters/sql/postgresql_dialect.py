@@ -74,14 +74,14 @@ class PostgresDialect(Dialect):
         return pg_order.index_parts(fast)
 
     @override
-    def chosen_item_parts(self, rows: sa.FromClause, item: JsonValue,
-                          descending: bool) -> list[Expr]:
-        key = self.order(item.key())
-        chosen: Expr = (sa.select(item.json()).select_from(rows)
-                        .order_by(key.desc() if descending else key.asc())
-                        .limit(1).scalar_subquery())
-        value = PgValue(chosen, "json")  # NULL when there is no item: ranks as null
-        return pg_order.sort_parts(value, value)
+    def chosen_item_parts(self, value: JsonValue, path: Path, descending: bool,
+                          name: str) -> list[Expr]:
+        # one opaque call per part and array document (not a subquery the planner
+        # would plan four times); NULL when there is no item, which ranks as null
+        steps = sa.literal(list(path), postgresql.ARRAY(sa.Text()))
+        chosen = PgValue(sa.func.docbase_sort_item(value.json(), steps, sa.literal(descending),
+                                                   type_=postgresql.JSON), "json")
+        return pg_order.sort_parts(chosen, chosen)
 
     @override
     def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:

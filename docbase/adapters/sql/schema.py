@@ -14,7 +14,8 @@
 - ``docbase_blobs`` / ``docbase_blob_chunks``: blob metadata and fixed-size chunks;
   ``docbase_blobs.blob_id`` is indexed (migration 2) so the orphan sweep finds chunks no
   blob points to without scanning every blob per chunk.
-- migration 3 rebuilds PostgreSQL's key indexes on the native order parts.
+- migration 3 rebuilds PostgreSQL's key indexes on the native order parts and
+  reinstalls its functions (``pg_functions.py``).
 """
 
 from __future__ import annotations
@@ -131,6 +132,8 @@ def _v3(conn: sa.Connection, dialect: Dialect) -> None:
     # now compare, instead of docbase_scalar_key's text (SQLite's did not change)
     if dialect.name != "postgresql":
         return
+    for statement in pg_functions.install_statements():  # STRICT, docbase_sort_item
+        conn.exec_driver_sql(statement)
     for row in conn.execute(sa.select(indexes.c.id, indexes.c.collection_id, indexes.c.path)):
         table = collection_ddl(row.collection_id, dialect)
         name = f"{table.name}_k{row.id}"
