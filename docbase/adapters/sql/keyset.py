@@ -1,19 +1,21 @@
-"""Keyset paging in SQL: the condition "after this cursor" on the ORDER BY's own keys.
+"""Keyset paging in SQL: the condition "after this cursor" on the ORDER BY's own parts.
 
 A page read with a cursor (:class:`~docbase.core.query.After`) keeps the rows whose
-(sort keys, ``id``) come after the cursor's, in the order the statement sorts by
+sort parts and ``id`` come after the cursor's, in the order the statement sorts by
 (``docs/sql-adapter.md``, "Paging with a cursor")::
 
-    k1 > c1  OR  (k1 = c1 AND (k2 > c2  OR  (k2 = c2 AND ... id > :id)))
+    p1 > c1  OR  (p1 = c1 AND (p2 > c2  OR  (p2 = c2 AND ... id > :id)))
 
-``k`` are the very expressions of :meth:`QueryCompiler.order_by` (so filter, order and
-keyset agree on every type class), ``>`` becomes ``<`` for a descending key, and ``c``
-are the cursor's values turned into order keys (:meth:`Dialect.literal_key`). Where the
-dialect keys null and missing as SQL NULL (SQLite, where NULL sorts first ascending and
-last descending), a null cursor value changes the shape of the test instead of its
-bind, so the statement depends on which values are null, never on the values: the
-values are bound as parameters and one statement serves every page of a listing.
-Without a sort the condition is ``id > :id``, a seek in the primary key.
+``p`` are the very expressions the ORDER BY uses (:meth:`QueryCompiler.sort_key`, a
+few parts per sort key), so filter, order and keyset agree on every type class, and an
+expression index that serves the order serves the seek too. ``>`` becomes ``<`` for a
+descending key. ``c`` are the parts of the cursor's sort values computed in Python
+(:meth:`Dialect.literal_parts`) and bound as parameters. A part may be SQL NULL (a
+null value on SQLite, the parts of other classes on PostgreSQL): NULL sorts first
+ascending and last descending, and where the cursor's part is NULL the test changes
+shape rather than binding a NULL, so the statement depends on which parts are NULL,
+never on the values: one statement serves every page of a listing.
+Without a sort the condition is ``id > :after_id``, a seek in the primary key.
 """
 
 from __future__ import annotations
@@ -33,18 +35,16 @@ from docbase.core.query import After, Query, check_after
 ID_PARAM = "after_id"
 
 
-def _param(index: int) -> str:
-    return f"after_{index}"
+def _parts(after: After, dialect: Dialect) -> list[list[Any]]:
+    return [dialect.literal_parts(value) for value in after.values]
 
 
 def shape(query: Query, dialect: Dialect) -> Hashable:
     """What the keyset statement of ``query`` depends on besides its bound values."""
-    after = query.after
-    if after is None:
+    if query.after is None:
         return None
-    if dialect.null_key is not None:
-        return len(after.values)
-    return tuple(value is None for value in after.values)
+    return tuple(tuple(part is None for part in parts)
+                 for parts in _parts(query.after, dialect))
 
 
 def parameters(query: Query, dialect: Dialect) -> dict[str, Any]:
@@ -53,9 +53,10 @@ def parameters(query: Query, dialect: Dialect) -> dict[str, Any]:
     if after is None:
         return {}
     found: dict[str, Any] = {ID_PARAM: after.id}
-    for index, value in enumerate(after.values):
-        if value is not None or dialect.null_key is not None:
-            found[_param(index)] = dialect.literal_key(value)
+    for index, parts in enumerate(_parts(after, dialect)):
+        for number, part in enumerate(parts):
+            if part is not None:
+                found[f"after_{index}_{number}"] = part
     return found
 
 
@@ -66,17 +67,48 @@ def condition(query: Query, compiler: QueryCompiler) -> Condition | None:
         InvalidQuery: the cursor was made for another order than ``query.sort``.
 
     """
-    after: After | None = check_after(query).after
+    after = check_after(query).after
     if after is None:
         return None
-    keys = compiler.order_by(query.sort)[:-1]
+    tests: list[tuple[Condition, Condition]] = []
+    bound: Condition | None = None
+    for index, (key, parts) in enumerate(zip(query.sort, _parts(after, compiler.dialect),
+                                             strict=True)):
+        ordered = compiler.sort_key(key)
+        if len(ordered) != len(parts):
+            raise AssertionError("Dialect.literal_parts disagrees with its sort_parts")
+        names = [f"after_{index}_{number}" for number in range(len(parts))]
+        tests.extend(_part_tests(part, name, null=value is None)
+                     for part, name, value in zip(ordered, names, parts, strict=True))
+        if index == 0:
+            bound = _range(ordered, names, parts, compiler.dialect)
     test: Condition = compiler.table.c.id > _bind(ID_PARAM)
-    for index in reversed(range(len(keys))):
-        sql_nulls = compiler.dialect.null_key is None
-        later, same = _key_tests(keys[index], _param(index), sql_nulls=sql_nulls,
-                                 null=after.values[index] is None and sql_nulls)
+    for later, same in reversed(tests):
         test = sa.or_(later, sa.and_(same, test))
-    return test
+    return test if bound is None else sa.and_(bound, test)
+
+
+def _range(ordered: list[UnaryExpression[Any]], names: list[str], parts: list[Any],
+           dialect: Dialect) -> Condition | None:
+    """A bound implied by the keyset that an index on the first sort key can seek to.
+
+    ``(p1, ..., pk) >= (c1, ..., ck)`` (``<=`` descending) over the leading parts whose
+    cursor value is not NULL. It only repeats the keyset, which its ORs hide from the
+    planner, and holds unless a NULL part may sort after the cursor (descending, where
+    NULL parts decide the order).
+    """
+    descending = ordered[0].modifier is sa.sql.operators.desc_op
+    if descending and not dialect.nulls_follow_class:
+        return None
+    count = next((i for i, part in enumerate(parts) if part is None), len(parts))
+    if count == 0:
+        return None
+    left = [part.element for part in ordered[:count]]
+    right = [_bind(name) for name in names[:count]]
+    if count == 1:
+        return left[0] <= right[0] if descending else left[0] >= right[0]
+    pair = sa.tuple_(*left), sa.tuple_(*right)
+    return pair[0] <= pair[1] if descending else pair[0] >= pair[1]
 
 
 def _bind(name: str) -> Any:
@@ -84,16 +116,14 @@ def _bind(name: str) -> Any:
     return sa.bindparam(name, type_=NullType(), required=True)
 
 
-def _key_tests(ordered: UnaryExpression[Any], name: str, *, null: bool,
-               sql_nulls: bool) -> tuple[Condition, Condition]:
-    """(comes after the cursor's key, equals it) for one ORDER BY key."""
-    key: Expr = ordered.element
+def _part_tests(ordered: UnaryExpression[Any], name: str, *,
+                null: bool) -> tuple[Condition, Condition]:
+    """(comes after the cursor's part, equals it) for one ORDER BY part."""
+    part: Expr = ordered.element
     descending = ordered.modifier is sa.sql.operators.desc_op
-    if null:  # the cursor's key is SQL NULL: first ascending, last descending
-        return (sa.false() if descending else key.is_not(None)), key.is_(None)
+    if null:  # the cursor's part is NULL: first ascending, last descending
+        return (sa.false() if descending else part.is_not(None)), part.is_(None)
     bound = _bind(name)
-    if not descending:  # a NULL key (null where it is SQL NULL) is never greater
-        return key > bound, key == bound
-    if sql_nulls:  # NULL keys sort after every value descending
-        return sa.or_(key < bound, key.is_(None)), key == bound
-    return key < bound, key == bound
+    if descending:  # a NULL part sorts after every value
+        return sa.or_(part < bound, part.is_(None)), part == bound
+    return part > bound, part == bound

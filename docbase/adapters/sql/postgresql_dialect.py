@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from typing_extensions import override
 
-from docbase.adapters.sql import pg_regex
+from docbase.adapters.sql import pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.keys import RANKS, encode_key
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
@@ -35,6 +35,7 @@ class PostgresDialect(Dialect):
     unique_index_serves_queries = False
     read_options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
     null_key = RANKS["null"]
+    nulls_follow_class = True
 
     @override
     def root(self, table: sa.TableClause, *, exact: bool) -> JsonValue:
@@ -61,6 +62,46 @@ class PostgresDialect(Dialect):
     @override
     def literal_key(self, value: JSON) -> Any:
         return encode_key(value)
+
+    @override
+    def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:
+        assert isinstance(fast, PgValue)
+        assert isinstance(exact, PgValue)
+        return pg_order.sort_parts(fast, exact)
+
+    @override
+    def literal_parts(self, value: JSON) -> list[Any]:
+        return pg_order.literal_parts(value)
+
+    @override
+    def index_parts(self, fast: JsonValue) -> list[Expr]:
+        assert isinstance(fast, PgValue)
+        return pg_order.index_parts(fast)
+
+    @override
+    def chosen_item_parts(self, value: JsonValue, path: Path, descending: bool,
+                          name: str) -> list[Expr]:
+        # one opaque call per part and array document (not a subquery the planner
+        # would plan four times); NULL when there is no item, which ranks as null
+        steps = sa.literal(list(path), postgresql.ARRAY(sa.Text()))
+        chosen = PgValue(sa.func.docbase_sort_item(value.json(), steps, sa.literal(descending),
+                                                   type_=postgresql.JSON), "json")
+        return pg_order.sort_parts(chosen, chosen)
+
+    @override
+    def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.compare(value, op, operand)
+
+    @override
+    def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.equals_any(value, operands)
+
+    @override
+    def is_null(self, value: JsonValue) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.is_null(value)
 
     @override
     def float_sum(self, number: Expr) -> Expr:
