@@ -105,10 +105,10 @@ def _range(ordered: list[UnaryExpression[Any]], names: list[str], parts: list[An
         return None
     left = [part.element for part in ordered[:count]]
     right = [_bind(name) for name in names[:count]]
-    if count == 1:
-        return left[0] <= right[0] if descending else left[0] >= right[0]
-    pair = sa.tuple_(*left), sa.tuple_(*right)
-    return pair[0] <= pair[1] if descending else pair[0] >= pair[1]
+    low: Any = left[0] if count == 1 else sa.tuple_(*left)
+    high: Any = right[0] if count == 1 else sa.tuple_(*right)
+    test: Condition = low <= high if descending else low >= high
+    return test
 
 
 def _bind(name: str) -> Any:
