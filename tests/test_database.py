@@ -25,7 +25,7 @@ from docbase.core.errors import (
 from docbase.core.events import WriteEvent
 from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.ids import is_object_id
-from docbase.core.query import Aggregate, Query, ReadOptions, parse_list_params
+from docbase.core.query import Aggregate, Query, ReadOptions, parse_cursor, parse_list_params
 from docbase.core.settings import Limits
 
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
@@ -179,6 +179,8 @@ async def test_read_returns_documents_without_meta_fields(db: Database) -> None:
 async def test_read_with_totals(db: Database) -> None:
     p = await seed_people(db)
     result = await db.collection("people").read(Query(skip=1, limit=2), ReadOptions(totals=True))
+    # a full page: the cursor of the next one, beside totals, names its last document
+    assert parse_cursor(result.pop("next")).id == p["Ann"]["_id"]
     assert result == {
         "data": [user_fields(p["Jane"]), user_fields(p["Ann"])],
         "totals": {"total": 4, "count": 2, "skip": 1, "max": 2},
