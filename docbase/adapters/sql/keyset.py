@@ -67,11 +67,27 @@ def condition(query: Query, compiler: QueryCompiler) -> Condition | None:
         InvalidQuery: the cursor was made for another order than ``query.sort``.
 
     """
+    found = seeks(query, compiler)
+    if not found:
+        return None
+    return found[0] if len(found) == 1 else sa.or_(*found)
+
+
+def seeks(query: Query, compiler: QueryCompiler) -> list[Condition]:
+    """The rows after ``query.after`` as conditions whose union they are (``[]``: none).
+
+    Each is the keyset condition under a bound an index on the first sort key can seek
+    to, when there is one (:func:`_ranges`): a sorted page reads each as a stream.
+
+    Raises:
+        InvalidQuery: the cursor was made for another order than ``query.sort``.
+
+    """
     after = check_after(query).after
     if after is None:
-        return None
+        return []
     tests: list[tuple[Condition, Condition]] = []
-    bound: Condition | None = None
+    ranges: list[Condition] = []
     for index, (key, parts) in enumerate(zip(query.sort, _parts(after, compiler.dialect),
                                              strict=True)):
         ordered = compiler.sort_key(key)
@@ -81,34 +97,36 @@ def condition(query: Query, compiler: QueryCompiler) -> Condition | None:
         tests.extend(_part_tests(part, name, null=value is None)
                      for part, name, value in zip(ordered, names, parts, strict=True))
         if index == 0:
-            bound = _range(ordered, names, parts, compiler.dialect)
+            ranges = _ranges(ordered, names, parts, compiler.dialect)
     test: Condition = compiler.table.c.id > _bind(ID_PARAM)
     for later, same in reversed(tests):
         test = sa.or_(later, sa.and_(same, test))
-    return test if bound is None else sa.and_(bound, test)
+    return [sa.and_(bound, test) for bound in ranges] if ranges else [test]
 
 
-def _range(ordered: list[UnaryExpression[Any]], names: list[str], parts: list[Any],
-           dialect: Dialect) -> Condition | None:
-    """A bound implied by the keyset that an index on the first sort key can seek to.
+def _ranges(ordered: list[UnaryExpression[Any]], names: list[str], parts: list[Any],
+            dialect: Dialect) -> list[Condition]:
+    """Bounds implied by the keyset that an index on the first sort key can seek to.
 
     ``(p1, ..., pk) >= (c1, ..., ck)`` (``<=`` descending) over the leading parts whose
-    cursor value is not NULL. It only repeats the keyset, which its ORs hide from the
-    planner, and holds unless a NULL part may sort after the cursor (descending, where
-    NULL parts decide the order).
+    cursor value is not NULL: it only repeats the keyset, which its ORs hide from the
+    planner. Where NULL parts decide the order (SQLite), descending, a NULL first part
+    sorts after every value, so the rows after the cursor are two ranges of the index:
+    ``p1 <= c1``, then ``p1 IS NULL``.
     """
     descending = ordered[0].modifier is sa.sql.operators.desc_op
-    if descending and not dialect.nulls_follow_class:
-        return None
     count = next((i for i, part in enumerate(parts) if part is None), len(parts))
     if count == 0:
-        return None
+        return []
     left = [part.element for part in ordered[:count]]
     right = [_bind(name) for name in names[:count]]
+    if descending and not dialect.nulls_follow_class:
+        tail: Condition = left[0].is_(None)
+        return [left[0] <= right[0], tail]
     low: Any = left[0] if count == 1 else sa.tuple_(*left)
     high: Any = right[0] if count == 1 else sa.tuple_(*right)
     test: Condition = low <= high if descending else low >= high
-    return test
+    return [test]
 
 
 def _bind(name: str) -> Any:

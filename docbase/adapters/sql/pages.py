@@ -51,12 +51,6 @@ def _stream(compiler: QueryCompiler, body: Expr, query: Query,
             .order_by(*order, table.c.id.asc()).limit(query.skip + query.limit))
 
 
-def _seek(query: Query, compiler: QueryCompiler) -> list[Condition]:
-    # past a cursor, on the stream's own sort parts (:mod:`.keyset`)
-    seek = keyset.condition(query, compiler)
-    return [] if seek is None else [seek]
-
-
 def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr,
                 query: Query) -> sa.Select[Any]:
     """The statement of a sorted page with a limit, selecting ``body``."""
@@ -64,12 +58,16 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr,
     walking = QueryCompiler(dialect, table)
     flat = QueryCompiler(dialect, table, flat=paths)
     fanouts = [dialect.fanout(walking.root.fast, path) for path in paths]
-    plain = _stream(flat, body, query, sa.and_(
-        *(fanout.is_not(sa.true()) for fanout in fanouts), flat.where(query.filter),
-        *_seek(query, flat)))
+    # past a cursor each stream seeks on its own sort parts (:mod:`.keyset`), the plain
+    # one in each range of the index the rows after the cursor form
+    plain = [_stream(flat, body, query, sa.and_(
+        *(fanout.is_not(sa.true()) for fanout in fanouts), flat.where(query.filter), *seek))
+        for seek in [[bound] for bound in keyset.seeks(query, flat)] or [[]]]
+    seek = keyset.condition(query, walking)
     walked = _stream(walking, body, query, sa.and_(
-        sa.or_(*fanouts), walking.where(query.filter), *_seek(query, walking)))
-    merged = sa.union_all(sa.select(plain.subquery()), sa.select(walked.subquery())).subquery()
+        sa.or_(*fanouts), walking.where(query.filter), *([] if seek is None else [seek])))
+    merged = sa.union_all(*(sa.select(stream.subquery()) for stream in [*plain, walked])
+                          ).subquery()
     order: list[Any] = []
     position = 0
     for key in query.sort:
