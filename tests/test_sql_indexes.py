@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.core.documents import new_document
@@ -95,3 +96,40 @@ async def test_indexed_filter_and_sort_with_limit_are_one_index_scan(
                        if isinstance(p, float | int) and p > 50), reverse=True)
     assert found[0] == [10, 99.995]  # an array sorts descending by its greatest item
     assert found[1:] == expected[:19]
+
+
+@pytest.mark.postgres
+async def test_layout_3_rebuilds_older_postgresql_key_indexes_on_native_parts(
+        tmp_path: Path) -> None:
+    async with sql_url("postgresql", tmp_path) as url:
+        async with sql_backend(url) as (store, _):
+            await store.insert("items", [new_document({"price": i % 100}, "api")
+                                         for i in range(ROWS)])
+            await store.ensure_index("items", ("price",))
+
+            def downgrade(conn: sa.Connection) -> str:  # the key index as layout 2 made it
+                number, index = conn.execute(sa.text(
+                    "SELECT collection_id, id FROM docbase_indexes WHERE path = '[\"price\"]'"
+                )).one()
+                name = f"c_{number}_k{index}"
+                conn.execute(sa.text(f'DROP INDEX "{name}"'))
+                conn.execute(sa.text(f'CREATE INDEX "{name}" ON c_{number} '
+                                     "((docbase_scalar_key(doc -> 'price') COLLATE \"C\"))"))
+                conn.execute(sa.text("UPDATE docbase_layout SET version = 2"))
+                return name
+
+            name = await store.backend.run(downgrade, write=True)
+        async with sql_backend(url) as (store, _):  # a new docbase opens the database
+
+            def definition(conn: sa.Connection) -> str:
+                return str(conn.execute(sa.text(
+                    "SELECT indexdef FROM pg_indexes WHERE indexname = :name"
+                    " AND schemaname = current_schema()"),
+                    {"name": name}).scalar_one())
+
+            rebuilt = await store.backend.run(definition, write=False)
+            assert "docbase_scalar_key" not in rebuilt
+            assert "jsonb_typeof" in rebuilt
+            plan = await store.explain("items", Query(filter=Gt(("price",), 50),
+                                                      sort=(SortKey(("price",), 1),), limit=5))
+            assert f"Index Scan using {name}" in plan, plan

@@ -154,12 +154,12 @@ class SqlDocumentReads:
         table = self.backend.table_clause(number)
         body = self._body(table)
         if hide:  # the dialect can: find_encoded asked
-            body = self.dialect.without_fields(body, hide)
+            body = self.dialect.without_fields(table.c.body, hide)
         if split:  # the leading sorted path has an index: two streams, one served by it
             statement = pages.sorted_page(self.dialect, table, body, query)
         else:
             compiler = QueryCompiler(self.dialect, table)
-            statement = (sa.select(body).where(compiler.where(query.filter))
+            statement = (sa.select(body).select_from(table).where(compiler.where(query.filter))
                          .order_by(*compiler.order_by(query.sort)))
             seek = keyset.condition(query, compiler)
             if seek is not None:
