@@ -49,13 +49,15 @@ LOAD_BATCH = 50_000
 ROUNDS = 7
 REPEATS = 20  # reads of each kind per round (the $skip read: fewer, it is slow)
 SKIP_REPEATS = 3
+TIMEOUT = 600.0  # seconds per operation: indexing 1,000,000 rows on a busy machine
 
 
 @contextlib.asynccontextmanager
 async def open_database(backend: str, postgresql_url: str) -> AsyncIterator[Database]:
     if backend == "sqlite":
         with tempfile.TemporaryDirectory() as directory:
-            store, blobs = from_url(f"sqlite:///{directory}/bench.db")
+            store, blobs = from_url(f"sqlite:///{directory}/bench.db",
+                                    query_timeout=TIMEOUT)
             async with Database(store, blobs, name="bench") as database:
                 yield database
         return
@@ -65,7 +67,7 @@ async def open_database(backend: str, postgresql_url: str) -> AsyncIterator[Data
     async with admin.begin() as conn:
         await conn.execute(sa.text(f'CREATE SCHEMA "{schema}"'))
     try:
-        store, blobs = from_url(f"{postgresql_url}?schema={schema}")
+        store, blobs = from_url(f"{postgresql_url}?schema={schema}", query_timeout=TIMEOUT)
         async with Database(store, blobs, name="bench") as database:
             yield database
     finally:
