@@ -9,6 +9,8 @@ refuses.
 
 from __future__ import annotations
 
+from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -20,7 +22,9 @@ from docbase.core.events import ReadEvent
 from docbase.core.hooks import HookPoint
 from docbase.core.query import And, Query, ReadOptions, parse_filter
 from docbase.core.schema import parse_schema
-from docbase.http.testing import LiveDocbase
+from docbase.core.settings import Limits
+from docbase.http.testing import LiveDocbase, live_docbase
+from docbase.testing.sse import open_events
 
 ORDERS_ONLY = Principal(kind="key", full_access=False,
                         scope=Scope(paths=("/rest/orders", "/rest/orders/*"), methods=("GET",)))
@@ -179,3 +183,40 @@ async def test_a_lookup_over_https_embeds_only_the_id_for_a_key_that_may_not_rea
         assert "4111" not in str(answer), path
     admin = await live.client.get("/rest/invoices", headers=live.auth())
     assert admin.json()[0]["buyer"][0]["card"] == "4111"
+
+
+# ------------------------------------------------------------------ the change feed
+
+
+@pytest.fixture
+async def feed_live(stores: Any, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
+    fast = Limits(change_poll_interval=0.05, realtime_ping_interval=0.5)
+    db = Database(*stores, name="main", limits=fast)
+    await db.settings.set("realtime.global", True)
+    async with live_docbase({"main": db}, tmp_path) as running:
+        yield running
+        await db.changes.close()
+
+
+async def test_the_feed_sends_a_subscriber_only_what_it_may_read(feed_live: LiveDocbase) -> None:
+    live = feed_live
+    await live.db.schemas.put(parse_schema("invoices", INVOICES))
+    ann = await live.db.collection("customers").insert({"name": "Ann", "card": "4111"})
+    everything = await live.key(paths=["/rest/**"], methods=["GET"])
+    invoices_only = await live.key(paths=["/rest/invoices/**"], methods=["GET"])
+    async with (open_events(live.client, "/realtime", params={"apikey": everything}) as wide,
+                open_events(live.client, "/realtime", params={"apikey": invoices_only})
+                as narrow):
+        for stream in (wide, narrow):
+            assert (await stream.next()).name == "ping"
+        await live.db.collection("customers").insert({"name": "Bo", "card": "5500"})
+        upload = await live.client.post("/media", headers=live.auth(),
+                                        files={"file": ("a.txt", b"hello", "text/plain")})
+        assert upload.status_code == 201, upload.text
+        await live.db.collection("invoices").insert({"buyer": ann["_id"], "total": 1})
+        seen_wide = [e.json() for e in await wide.take(2)]
+        seen_narrow = [e.json() for e in await narrow.take(1)]
+    assert [e["collection"] for e in seen_wide] == ["customers", "invoices"]
+    assert seen_wide[1]["data"]["buyer"][0]["card"] == "4111"
+    assert [e["collection"] for e in seen_narrow] == ["invoices"]
+    assert seen_narrow[0]["data"]["buyer"] == [{"_id": ann["_id"]}]
