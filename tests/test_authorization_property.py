@@ -2,14 +2,16 @@
 
 Hypothesis draws a scope (path globs, methods) for an API key or for user tokens (the
 ``auth.users.*`` settings) and a few requests over the whole API: documents, children,
-``fetchchildren``, counts, totals, groups and aggregates, ``_meta``, media metadata,
-writes, and the change feed. Each answer is checked against :class:`Policy`, a small
-reference written here without :mod:`docbase.core.auth`:
+``fetchchildren``, counts (one by a password field, one inside a lookup), totals, groups
+and aggregates, ``_meta``, media metadata, writes, and the change feed. Each answer is
+checked against :class:`Policy`, a small reference written here without
+:mod:`docbase.core.auth`:
 
 - a request is answered (not 403) exactly when the policy allows its method and path;
 - an answer holds no document the policy would not let the credential read on some
   path of its own (a lookup it may not read is a bare ``{"_id"}``; an embedded child
   field it may not read is absent), and never a password hash;
+- a query inside a lookup copy is answered only when the target collection is readable;
 - a refused write changes nothing.
 
 The same property runs through the library with a scoped principal. It runs on every
@@ -159,8 +161,8 @@ def policies(draw: st.DrawFn) -> tuple[tuple[str, ...], tuple[str, ...]]:
 
 
 READ_KINDS = ("list", "get", "children", "child", "fetch_one", "fetch_list", "count",
-              "count_password", "totals", "groups", "aggregate", "meta", "media_meta",
-              "media_find")
+              "count_password", "count_lookup", "totals", "groups", "aggregate", "meta",
+              "media_meta", "media_find")
 WRITE_KINDS = ("post", "post_child", "patch", "put", "delete")
 request = st.tuples(
     st.sampled_from((*READ_KINDS, *WRITE_KINDS)),
@@ -168,7 +170,7 @@ request = st.tuples(
     st.sampled_from(("1", "2")),
 )
 ALWAYS = (("fetch_one", "orders", "1"), ("fetch_list", "orders", "1"),
-          ("count_password", "accounts", "1"))
+          ("count_password", "accounts", "1"), ("count_lookup", "orders", "1"))
 """Asked in every example besides the drawn ones: the reads that embed or count."""
 requests = st.lists(request, min_size=1, max_size=4).map(lambda drawn: [*ALWAYS, *drawn])
 
@@ -202,6 +204,9 @@ def http_request(kind: str, collection: str, n: str, world: World,
         case "count_password":
             return ("GET", "/rest/accounts",
                     '/rest/accounts?q={"pw":{"$regex":"^\\\\$argon2"}}&count=true', None)
+        case "count_lookup":
+            return ("GET", "/rest/orders",
+                    '/rest/orders?q={"buyer.name":"c1"}&count=true', None)
         case "totals":
             return "GET", base, base + "?totals=true&max=1", None
         case "groups":
@@ -318,6 +323,9 @@ async def test_http_answers_only_what_the_scope_allows(
         if kind == "count_password":
             assert response.status_code == 400, response.text
             continue
+        if kind == "count_lookup" and not policy.allows("GET", "/rest/customers"):
+            assert response.status_code == 403, (policy, response.text)
+            continue
         assert response.status_code in (200, 201), (kind, url, policy, response.text)
         answer = response.json()
         check_revealed(answer, world, policy)
@@ -326,6 +334,8 @@ async def test_http_answers_only_what_the_scope_allows(
             assert sorted(d["_id"] for d in answer) == expected
         elif kind == "count":
             assert answer["totals"]["count"] == expected
+        elif kind == "count_lookup":
+            assert answer["totals"]["count"] == 1
         elif kind == "fetch_one":
             check_children(answer, world, policy)
         elif kind == "fetch_list":
@@ -404,6 +414,8 @@ async def library_call(db: Database, principal: Principal, kind: str, collection
         case "count_password":
             return await db.collection("accounts", principal).count(
                 {"pw": {"$regex": "^\\$argon2"}})
+        case "count_lookup":
+            return await db.collection("orders", principal).count({"buyer.name": "c1"})
         case "totals":
             return await handle.read(Query(limit=1), ReadOptions(totals=True))
         case "groups":
@@ -448,7 +460,9 @@ async def test_the_library_answers_a_scoped_principal_only_what_its_scope_allows
         try:
             answer = await library_call(db, principal, kind, collection, n, world, fresh)
         except Forbidden:
-            assert not policy.allows(method, judged), (kind, judged, policy)
+            assert not policy.allows(method, judged) or (
+                kind == "count_lookup" and not policy.allows("GET", "/rest/customers")), (
+                kind, judged, policy)
             if before is not None:
                 assert await footprint(db, collection, fresh) == before, (kind, judged, policy)
             continue
@@ -458,6 +472,8 @@ async def test_the_library_answers_a_scoped_principal_only_what_its_scope_allows
             continue
         assert policy.allows(method, judged), (kind, judged, policy, answer)
         assert kind != "count_password", answer
+        if kind == "count_lookup":
+            assert policy.allows("GET", "/rest/customers"), (policy, answer)
         check_revealed(answer, world, policy)
         if kind == "fetch_one":
             check_children(answer, world, policy)
