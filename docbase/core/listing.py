@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from docbase.core.auth.principal import Principal
 from docbase.core.documents import META_FIELDS, Document, read_shape
 from docbase.core.grouping import group_key
 from docbase.core.ordering import sort_key
@@ -18,10 +19,11 @@ from docbase.core.paging import (
     next_cursor,
     widened,
 )
-from docbase.core.ports import DocumentStore
 from docbase.core.projection import project
 from docbase.core.query import JSON, AggregateRow, Path, Query, ReadOptions
-from docbase.core.relations import Relations
+
+if TYPE_CHECKING:
+    from docbase.core.reads import ReadRoad
 
 
 def group_label(value: JSON) -> str:
@@ -60,12 +62,18 @@ def totals(data_count: int, total: int, query: Query) -> dict[str, Any]:
 
 
 class ListReader:
-    """Answers a list read of one collection as the REST API shapes it."""
+    """Answers a list read of one collection, for one principal, as the REST API shapes it.
 
-    def __init__(self, store: DocumentStore, relations: Relations, collection: str) -> None:
-        self.store = store
-        self.relations = relations
+    Documents, counts, totals and aggregates all come from the road's store (the one
+    ``find`` reads), so none answers what another refuses; embedded children and lookups
+    pass the read stages of their own collection (:class:`~docbase.core.reads.ReadRoad`).
+    """
+
+    def __init__(self, road: ReadRoad, collection: str, principal: Principal) -> None:
+        self.road = road
+        self.store = road.documents
         self.collection = collection
+        self.principal = principal
 
     async def read(self, query: Query, options: ReadOptions, *, encoded: bool = False) -> JSON:
         """An array, ``{"data", "totals"}``, groups or aggregates, as asked.
@@ -105,19 +113,21 @@ class ListReader:
         cursor = None if query.groupby else next_cursor(documents, query)
         if wide != query.projection:
             documents = [project(d, query.projection) for d in documents]
+        await self.road.shape(self.collection, self.principal, documents)
         if options.fetchchildren:
-            await self.relations.embed_children(self.collection, documents, options.metafields)
+            await self.road.embed_children(self.collection, self.principal, documents,
+                                           options.metafields)
         shaped = [read_shape(d, metafields=options.metafields) for d in documents]
         return (group_documents(shaped, query.groupby) if query.groupby else shaped), cursor
 
     async def _encoded(self, query: Query,
                        options: ReadOptions) -> tuple[list[msgspec.Raw], str | None] | None:
-        find_encoded = getattr(self.store, "find_encoded", None)
         hide = () if options.metafields else META_FIELDS
-        if (find_encoded is None or options.fetchchildren or query.groupby
-                or query.projection is not None or hides_sorted_field(query, hide)):
+        if (options.fetchchildren or query.groupby or query.projection is not None
+                or hides_sorted_field(query, hide)
+                or await self.road.lookup_targets(self.collection)):
             return None
-        found: list[msgspec.Raw] = await find_encoded(self.collection, query, hide=hide)
+        found = await self.store.find_encoded(self.collection, query, hide=hide)
         full = is_full(len(found), query)
         return found, cursor_of(msgspec.json.decode(found[-1]), query) if full else None
 
