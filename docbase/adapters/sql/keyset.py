@@ -31,12 +31,14 @@ from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.values import Condition, Expr
 from docbase.core.query import After, Query, check_after
+from docbase.core.stored_keys import encode_keys
 
 ID_PARAM = "after_id"
 
 
 def _parts(after: After, dialect: Dialect) -> list[list[Any]]:
-    return [dialect.literal_parts(value) for value in after.values]
+    # object keys as stored (docbase/core/stored_keys.py), as the sort parts read them
+    return [dialect.literal_parts(encode_keys(value)) for value in after.values]
 
 
 def shape(query: Query, dialect: Dialect) -> Hashable:
