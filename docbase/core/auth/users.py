@@ -20,7 +20,7 @@ from docbase.core.auth.cache import Namespace
 from docbase.core.auth.passwords import check_password, hash_password
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict, InvalidQuery, NotFound
-from docbase.core.query import Query, SortKey
+from docbase.core.query import Eq, Query, SortKey
 from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
@@ -39,6 +39,7 @@ class User(msgspec.Struct, frozen=True):
     displayname: str = ""
     image: str = ""
     created: str = ""
+    admin: bool = False
 
     def info(self) -> dict[str, str]:
         """The ``GET /auth/userinfo`` answer."""
@@ -69,12 +70,15 @@ def user_id(email: str) -> str:
 def _from_stored(document: dict[str, Any]) -> User:
     return User(id=document["_id"], email=document["email"],
                 displayname=document.get("displayname") or "",
-                image=document.get("image") or "", created=document.get("_created", ""))
+                image=document.get("image") or "", created=document.get("_created", ""),
+                admin=document.get("admin") is True)
 
 
 async def create_user(db: Database, email: str, password: str, *,
-                      displayname: str = "", image: str = "") -> User:
+                      displayname: str = "", image: str = "", admin: bool = False) -> User:
     """Create a user; the email keeps its case for display but is unique in any case.
+
+    An ``admin`` user may also sign in to the console (``docs/console.md``).
 
     Raises:
         InvalidQuery: a malformed email or a password that is too short or too long.
@@ -84,7 +88,8 @@ async def create_user(db: Database, email: str, password: str, *,
     normal_email(email)
     document = new_document({}, "system")
     document.update(_id=user_id(email), email=email.strip(), displayname=displayname,
-                    image=image, password=await hash_password(check_password(password)))
+                    image=image, admin=admin,
+                    password=await hash_password(check_password(password)))
     try:
         await db.store.insert(USERS_COLLECTION, [document])
     except Conflict:
@@ -156,3 +161,26 @@ async def set_password(db: Database, email: str, password: str) -> User:
     except NotFound:
         raise NotFound(f"no user with email {email!r}") from None
     return _from_stored(stored)
+
+
+async def set_admin(db: Database, email: str, admin: bool) -> User:
+    """Make the user with this email an administrator of the database, or no longer one.
+
+    Raises:
+        NotFound: no such user.
+        InvalidQuery: a malformed email.
+
+    """
+    try:
+        stored = await db.store.update(USERS_COLLECTION, user_id(email),
+                                       Update((SetOp(("admin",), admin),)), stamp={})
+    except NotFound:
+        raise NotFound(f"no user with email {email!r}") from None
+    db.auth_cache.invalidate(USER_BY_ID)
+    return _from_stored(stored)
+
+
+async def any_admin(db: Database) -> bool:
+    """Tell whether the database has at least one administrator."""
+    return bool(await db.store.find(USERS_COLLECTION, Query(
+        filter=Eq(("admin",), True), limit=1)))

@@ -1,0 +1,68 @@
+// docbase console: live updates of the collection browser from the change feed.
+// The page is rendered by the server; this script only reloads the document table
+// when another client writes to its collection. The table it inserts comes from the
+// server's own autoescaped page (parsed with DOMParser, which runs no script); no
+// document value is ever inserted as HTML.
+"use strict";
+(function () {
+  var table = document.getElementById("documents");
+  var status = document.getElementById("live");
+  if (!table || !status || !window.EventSource) {
+    return;
+  }
+  var collection = table.dataset.collection;
+  var busy = false;
+  var again = false;
+
+  function refresh() {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (!response.ok) {
+          throw new Error("HTTP " + response.status);
+        }
+        return response.text();
+      })
+      .then(function (html) {
+        var page = new DOMParser().parseFromString(html, "text/html");
+        var fresh = page.getElementById("documents");
+        var current = document.getElementById("documents");
+        if (fresh && current) {
+          current.replaceWith(document.importNode(fresh, true));
+        }
+        status.textContent = "Live: updated at " + new Date().toLocaleTimeString();
+      })
+      .catch(function (error) {
+        status.textContent = "Live update failed (" + error.message + "); reload the page.";
+      })
+      .finally(function () {
+        busy = false;
+        if (again) {
+          again = false;
+          refresh();
+        }
+      });
+  }
+
+  var source = new EventSource(table.dataset.events);
+  source.addEventListener("open", function () {
+    status.textContent = "Live: this table follows changes as they happen.";
+  });
+  source.addEventListener("error", function () {
+    if (source.readyState === EventSource.CLOSED) {
+      status.textContent = "Live updates are off (setting realtime.global).";
+    }
+  });
+  ["post", "put", "delete"].forEach(function (name) {
+    source.addEventListener(name, function (event) {
+      var change = JSON.parse(event.data);
+      if (change.collection === collection) {
+        refresh();
+      }
+    });
+  });
+})();
