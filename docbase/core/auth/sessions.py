@@ -57,7 +57,7 @@ class Session(msgspec.Struct, frozen=True):
 
 def session_id(token: str) -> str:
     """The ``_id`` of the session whose cookie holds ``token``."""
-    return hashlib.sha256(token.encode()).hexdigest()[:32]
+    return hashlib.sha256(token.encode()).hexdigest()[:24]
 
 
 async def open_session(db: Database, user: User) -> tuple[str, Session]:
