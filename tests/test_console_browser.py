@@ -18,7 +18,6 @@ import httpx
 import pytest
 
 from tests.console_browser import (
-    ADMIN,
     ConsoleServer,
     chromium,
     console_server,

@@ -27,8 +27,10 @@ async def test_a_session_is_found_by_its_token_and_only_by_it(stores: Any) -> No
     db, user = await _admin(stores)
     token, session = await open_session(db, user)
     found = await find_session(db, token)
-    assert found is not None and (found.email, found.csrf) == ("ann@example.com", session.csrf)
-    assert found.csrf_matches(session.csrf) and not found.csrf_matches(session.csrf + "x")
+    assert found is not None
+    assert (found.email, found.csrf) == ("ann@example.com", session.csrf)
+    assert found.csrf_matches(session.csrf)
+    assert not found.csrf_matches(session.csrf + "x")
     assert await find_session(db, token + "x") is None
     assert await find_session(db, None) is None
     assert token not in str(await db.store.get(SESSIONS_COLLECTION, session.id))
