@@ -15,6 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Response, get, post
+from litestar.params import FromPath
 from litestar.response import Redirect
 
 from docbase.core import auth
@@ -84,7 +85,7 @@ async def users_page(request: HttpRequest) -> Response[str]:
 
 
 @post(console_paths("/users/{action:str}"), status_code=303)
-async def change_user(request: HttpRequest, action: str) -> Response[Any]:
+async def change_user(request: HttpRequest, action: FromPath[str]) -> Response[Any]:
     """``POST /_/users/create|delete|admin|password``."""
     form = await request.form()
     console = await signed_in(request, form=dict(form))

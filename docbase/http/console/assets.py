@@ -11,6 +11,7 @@ from functools import cache
 from importlib.resources import files
 
 from litestar import Response, get
+from litestar.params import FromPath
 
 from docbase.core.errors import NotFound
 from docbase.http.console.guard import console_paths
@@ -27,7 +28,7 @@ def _content(name: str) -> bytes:
 
 
 @get(console_paths("/static/{name:str}"))
-async def asset(name: str) -> Response[bytes]:
+async def asset(name: FromPath[str]) -> Response[bytes]:
     """``GET /_/static/NAME``: one of :data:`ASSETS`, cached by the browser for an hour."""
     media_type = ASSETS.get(name)
     if media_type is None:

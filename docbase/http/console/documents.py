@@ -13,6 +13,7 @@ from typing import Any
 
 import msgspec
 from litestar import Response, get, post
+from litestar.params import FromPath
 from litestar.response import Redirect
 
 from docbase.core.documents import SYSTEM_FIELDS
@@ -60,7 +61,7 @@ def _parsed(text: str) -> dict[str, Any]:
 
 
 @get(console_paths(TARGET))
-async def show(request: HttpRequest, target: str) -> Response[str]:
+async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
     """``GET /_/c/...``: a collection's browser, a document, or a create/delete form."""
     where = Target(target)
     if where.document_id is None and where.action == "view":
@@ -83,7 +84,7 @@ async def show(request: HttpRequest, target: str) -> Response[str]:
 
 
 @post(console_paths(TARGET), status_code=303)
-async def change(request: HttpRequest, target: str) -> Response[Any]:
+async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
     """``POST /_/c/...``: save a document, create one, or delete one."""
     form = dict(await request.form())
     console = await signed_in(request, form=form)
