@@ -122,6 +122,8 @@ def test_documents_are_added_edited_searched_sorted_and_paged(
     with open_page(browser) as watched:
         page = watched.page
         sign_in(page, server)
+        expect(page.get_by_role("link", name="books")).to_be_visible()
+        screenshot(page, server, "overview")
         page.get_by_role("link", name="books").click()
         rows = page.locator("#documents tbody tr")
         expect(rows).to_have_count(25)
