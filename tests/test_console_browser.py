@@ -166,6 +166,50 @@ def test_documents_are_added_edited_searched_sorted_and_paged(
         expect(page).to_have_url(re.compile(r"/_/c/books$"))
         assert len(server.api("GET", '/rest/books?q={"title": "Zed"}').json()) == 1
 
+        page.get_by_label("Query q").fill('{"pages": {"$gt": 125, "$lt": 200}}')
+        page.get_by_role("button", name="Search").click()
+        page.get_by_role("link", name="Delete matching…").click()
+        expect(page.locator("#match-count")).to_contain_text("4 documents")
+        page.get_by_role("button", name="Delete 4 documents").click()
+        expect(rows).to_have_count(25)
+        assert len(server.api("GET", "/rest/books").json()) == 27
+
+
+def test_a_collection_is_created_through_the_schema_designer(server: ConsoleServer,
+                                                             browser: Any) -> None:
+    fields = [{"name": "title", "type": "text", "required": True},
+              {"name": "year", "type": "number"}]
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_label("Open or create a collection").fill("albums")
+        page.get_by_role("button", name="Open").click()
+        page.get_by_role("link", name="Schema").click()
+        editor, changes = page.get_by_label("Fields (JSON)"), page.locator("#schema-changes")
+        editor.fill(json.dumps({"fields": fields}))
+        page.get_by_role("button", name="Preview changes").click()
+        expect(changes).to_contain_text("+ albums")
+        assert server.api("GET", "/rest/albums/_meta").json().get("fields", []) == []
+        page.get_by_role("button", name="Apply").click()
+        expect(page.get_by_role("status")).to_have_text("Applied.")
+        screenshot(page, server, "schema")
+        time.sleep(1.1)  # each worker trusts its cached schemas for a second
+        assert server.api("POST", "/rest/albums", json={"year": 1999}).status_code == 422
+
+        editor.fill(json.dumps({"fields": [{"name": "title", "type": "nonsense"}]}))
+        page.get_by_role("button", name="Apply").click()
+        expect(page.get_by_role("alert")).to_contain_text("nonsense")
+        editor.fill(json.dumps({"fields": fields[:1]}))  # removing a field is destructive
+        page.get_by_role("button", name="Apply").click()
+        expect(page.get_by_role("alert")).to_contain_text("destructive")
+        expect(changes).to_contain_text("- albums.year")
+        stored = server.api("GET", "/rest/albums/_meta").json()["fields"]
+        assert [f["name"] for f in stored] == ["title", "year"]
+
+        page.goto(f"{server.url}/_/c/albums")
+        expect(page.locator("#documents thead")).to_contain_text("title")
+        expect(page.locator("#documents thead")).to_contain_text("year")
+
 
 def test_a_child_document_is_reached_from_its_parent(server: ConsoleServer,
                                                       browser: Any) -> None:

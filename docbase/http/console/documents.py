@@ -19,6 +19,7 @@ from litestar.response import Redirect
 from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.errors import DocbaseError, ValidationFailed
 from docbase.core.update import SetOp, UnsetOp, Update
+from docbase.http.console import bulk
 from docbase.http.console.browse import collection_page
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
@@ -68,6 +69,8 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
         return await collection_page(request, where)
     console = await signed_in(request)
     collection = where.collection(console.database, console.principal)
+    if where.action == "delete" and where.document_id is None:
+        return await bulk.preview(console, where, collection, request.query_params.get("q"))
     if where.action == "new":
         source = request.query_params.get("from")
         body = _user_fields(await collection.get(source)) if source else {}
@@ -91,6 +94,8 @@ async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
     where = Target(target)
     collection = where.collection(console.database, console.principal)
     listing = f"{console.base}/c/{where.collection_path}"
+    if where.action == "delete" and where.document_id is None:
+        return await bulk.delete_matching(console, where, collection, form.get("q"))
     if where.action == "delete" and where.document_id is not None:
         await collection.delete(where.document_id)
         return _go(listing)

@@ -3,7 +3,8 @@
 ``/_/c/people`` is a collection, ``/_/c/people/ID`` one of its documents,
 ``/_/c/people/ID/notes`` the children of that document in its child field ``notes``,
 ``/_/c/people/ID/notes/CID`` one child, and so on. A final ``_new`` (after a
-collection) or ``_delete`` (after a document) names the form that creates or deletes:
+collection) or ``_delete`` (after a document, or after a collection: delete by query)
+names the form that creates or deletes:
 no user collection, field or id starts with ``_``, so these cannot be mistaken for one.
 The collection objects are the ones ``/rest`` uses, with their read and write pipeline.
 """
@@ -33,8 +34,7 @@ class Target:
         if self.action != "view":
             parts.pop()
         collection_level = len(parts) % 2 == 1
-        if not parts or (self.action == "new" and not collection_level) or \
-                (self.action == "delete" and collection_level):
+        if not parts or (self.action == "new" and not collection_level):
             raise NotFound("no such console page")
         self.document_id: str | None = parts[-1] if len(parts) % 2 == 0 else None
         self.parts = parts
