@@ -250,6 +250,27 @@ def test_a_scoped_key_created_in_the_console_works_with_an_http_client(
                    == 401, "the revoked key refused", timeout=5)
 
 
+def test_settings_are_changed_in_the_console_and_secrets_never_shown(
+        server: ConsoleServer, browser: Any) -> None:
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_role("link", name="Settings").click()
+        for path, value in (("mail.smtp.host", "smtp.example.com"),
+                            ("mail.smtp.password", "hunter2 secret"),
+                            ("mail.smtp.port", "twenty")):  # not a port: refused
+            page.get_by_label("Setting (dotted path").fill(path)
+            page.get_by_label("Value (JSON").fill(value)
+            page.get_by_role("button", name="Save setting").click()
+        expect(page.get_by_role("alert")).to_contain_text("mail.smtp.port")
+        table = page.locator("#settings")
+        expect(table).to_contain_text('"smtp.example.com"')
+        expect(table.get_by_role("row", name="mail.smtp.password")).to_contain_text("***")
+        assert "hunter2" not in page.content()
+        screenshot(page, server, "settings")
+        assert "mail.smtp.port" not in server.cli("settings", "list")
+
+
 def test_a_document_written_by_another_client_appears_in_the_open_table(
         server: ConsoleServer, browser: Any) -> None:
     with open_page(browser) as watched:

@@ -4,10 +4,13 @@
 - ``POST /_/keys``: create a key, full-access or limited to paths and methods; the
   page that answers shows the key itself, once (only its hash is stored).
 - ``POST /_/keys/revoke``: revoke the key whose id the form names.
-- ``GET /_/users``, ``POST /_/users`` (create), ``POST /_/users/delete``,
-  ``POST /_/users/admin`` (make an administrator or not).
+- ``GET /_/users``, ``POST /_/users/create``, ``POST /_/users/delete``,
+  ``POST /_/users/admin`` (make an administrator or not), ``POST /_/users/password``.
+- ``GET /_/settings``: the stored settings, secrets as ``***``
+  (:mod:`docbase.core.settings.display`); ``POST /_/settings``: set one by its dotted
+  path (a value that is valid JSON is taken as JSON, else as text).
 
-Each action calls the function the ``docbase keys``/``docbase users`` commands call.
+Each action calls the function the ``docbase keys``/``users``/``settings`` commands call.
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from litestar.response import Redirect
 from docbase.core import auth
 from docbase.core.auth import METHODS
 from docbase.core.errors import DocbaseError
+from docbase.core.settings.display import parse_value, shown_settings
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.errors import answer_for
@@ -109,4 +113,31 @@ async def change_user(request: HttpRequest, action: FromPath[str]) -> Response[A
     return Redirect(console.base + "/users", status_code=303, headers=dict(CONSOLE_HEADERS))
 
 
-ADMIN_HANDLERS = [keys_page, create_key, revoke_key, users_page, change_user]
+async def _settings_page(console: Console, *, error: str = "", status: int = 200
+                         ) -> Response[str]:
+    shown = shown_settings(await console.database.settings.tree())
+    return render("settings.html", status, **console.page(title="Settings", settings=shown,
+                                                           error=error))
+
+
+@get(console_paths("/settings"))
+async def settings_page(request: HttpRequest) -> Response[str]:
+    """``GET /_/settings``."""
+    return await _settings_page(await signed_in(request))
+
+
+@post(console_paths("/settings"), status_code=303)
+async def change_setting(request: HttpRequest) -> Response[Any]:
+    """``POST /_/settings``: store ``value`` at ``path``."""
+    form = await request.form()
+    console = await signed_in(request, form=dict(form))
+    try:
+        await console.database.settings.set(str(form.get("path", "")).strip(),
+                                            parse_value(str(form.get("value", ""))))
+    except DocbaseError as exc:
+        return await _settings_page(console, error=exc.message, status=422)
+    return Redirect(console.base + "/settings", status_code=303, headers=dict(CONSOLE_HEADERS))
+
+
+ADMIN_HANDLERS = [keys_page, create_key, revoke_key, users_page, change_user, settings_page,
+                  change_setting]
