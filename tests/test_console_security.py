@@ -22,6 +22,7 @@ from tests.test_serve_harness import Served, run_cli, serving
 PUBLIC = {"/_/signin", "/_/static/{name:str}"}
 """Routes that answer without a session (the sign-in POST has its own CSRF check)."""
 SAMPLES = {"target": "people/_new", "name": "console.css", "action": "create",
+           "collection": "people",
            "db_name": "docbase"}
 
 
