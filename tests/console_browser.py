@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -47,9 +48,22 @@ class ConsoleServer:
 
 
 @contextlib.contextmanager
+def _storage_in_thread(engine: str, cwd: Path) -> Iterator[str]:
+    """:func:`engine_storage`, made and dropped in a thread of its own: Playwright's
+    sync API runs an event loop in this thread, where no other loop may run."""
+    manager = engine_storage(engine, cwd)
+    with ThreadPoolExecutor(1) as thread:
+        storage = thread.submit(manager.__enter__).result()
+        try:
+            yield storage
+        finally:
+            thread.submit(manager.__exit__, None, None, None).result()
+
+
+@contextlib.contextmanager
 def console_server(engine: str, cwd: Path) -> Iterator[ConsoleServer]:
     """``docbase serve`` on ``engine`` with two workers, realtime on, one administrator."""
-    with engine_storage(engine, cwd) as storage, \
+    with _storage_in_thread(engine, cwd) as storage, \
             serving(cwd, "--storage", storage, "--workers", "2") as served:
         server = ConsoleServer(served, storage, engine)
         server.cli("users", "create", "--email", ADMIN, "--password", PASSWORD, "--admin")

@@ -7,6 +7,7 @@ browser context, which fails on any dialog, uncaught script error or CSP violati
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import time
@@ -209,6 +210,39 @@ def test_a_collection_is_created_through_the_schema_designer(server: ConsoleServ
         page.goto(f"{server.url}/_/c/albums")
         expect(page.locator("#documents thead")).to_contain_text("title")
         expect(page.locator("#documents thead")).to_contain_text("year")
+
+
+def _png(width: int, height: int) -> bytes:
+    from PIL import Image
+
+    out = io.BytesIO()
+    Image.new("RGB", (width, height), (200, 60, 30)).save(out, "PNG")
+    return out.getvalue()
+
+
+def test_uploaded_images_appear_as_thumbnails_and_can_be_deleted(
+        server: ConsoleServer, browser: Any) -> None:
+    name = '"><img src=x onerror="window.pwned = 5">.png'
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_role("link", name="Media").click()
+        page.get_by_label("Upload files").set_input_files([
+            {"name": name, "mimeType": "image/png", "buffer": _png(300, 200)},
+            {"name": "notes.txt", "mimeType": "text/plain", "buffer": b"plain text"},
+        ])
+        page.get_by_role("button", name="Upload", exact=True).click()
+        thumbnail = page.get_by_role("img", name=name)
+        expect(thumbnail).to_be_visible()
+        eventually(lambda: page.evaluate("(img) => img.naturalWidth", thumbnail.element_handle())
+                   == 128, "the thumbnail loaded", timeout=10)
+        expect(page.locator("#media")).to_contain_text("notes.txt")
+        assert page.evaluate("window.pwned") is None
+        screenshot(page, server, "media")
+        page.get_by_role("button", name="Delete notes.txt").click()
+        expect(page.locator("#media")).not_to_contain_text("notes.txt")
+    stored = server.api("GET", "/media/*/meta").json()
+    assert [r["origname"] for r in stored] == [name]
 
 
 def test_a_child_document_is_reached_from_its_parent(server: ConsoleServer,

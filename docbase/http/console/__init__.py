@@ -27,6 +27,7 @@ from docbase.http.console.browse import open_collection, overview
 from docbase.http.console.documents import DOCUMENT_HANDLERS
 from docbase.http.console.events import console_events
 from docbase.http.console.guard import CsrfRefused, SignInRequired, locate
+from docbase.http.console.media import MEDIA_HANDLERS
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.schema import SCHEMA_HANDLERS
 from docbase.http.console.signin import SIGNIN_HANDLERS
@@ -83,7 +84,7 @@ def console_router() -> Router:
     return Router(
         path="/",
         route_handlers=[overview, open_collection, *DOCUMENT_HANDLERS, *SIGNIN_HANDLERS,
-                        *ADMIN_HANDLERS, *SCHEMA_HANDLERS, console_events, asset],
+                        *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS, console_events, asset],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=MAX_BODY_BYTES,
         include_in_schema=False,

@@ -66,3 +66,71 @@
     });
   });
 })();
+
+// Media uploads: files picked or dropped are sent as multipart/form-data with the
+// session's CSRF token in a header, with a progress bar; then the grid is reloaded.
+(function () {
+  var form = document.getElementById("upload");
+  if (!form) {
+    return;
+  }
+  var input = document.getElementById("files");
+  var progress = document.getElementById("upload-progress");
+  var status = document.getElementById("upload-status");
+
+  function send(files) {
+    if (!files || files.length === 0) {
+      status.textContent = "Choose or drop at least one file.";
+      return;
+    }
+    var body = new FormData();
+    Array.prototype.forEach.call(files, function (file) {
+      body.append("file", file, file.name);
+    });
+    var request = new XMLHttpRequest();
+    request.open("POST", form.action);
+    request.setRequestHeader("X-CSRF-Token", form.dataset.csrf);
+    progress.hidden = false;
+    request.upload.addEventListener("progress", function (event) {
+      if (event.lengthComputable) {
+        progress.value = Math.round((event.loaded / event.total) * 100);
+        progress.textContent = progress.value + "%";
+      }
+    });
+    request.addEventListener("load", function () {
+      if (request.status === 201) {
+        status.textContent = "Uploaded " + files.length + " file(s).";
+        window.location.reload();
+      } else {
+        var message = "HTTP " + request.status;
+        try {
+          message = JSON.parse(request.responseText).message || message;
+        } catch (ignored) {
+          // an HTML error page: keep the status
+        }
+        status.textContent = "Upload refused: " + message;
+      }
+    });
+    request.addEventListener("error", function () {
+      status.textContent = "Upload failed: the connection broke.";
+    });
+    request.send(body);
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    send(input.files);
+  });
+  form.addEventListener("dragover", function (event) {
+    event.preventDefault();
+    form.classList.add("over");
+  });
+  form.addEventListener("dragleave", function () {
+    form.classList.remove("over");
+  });
+  form.addEventListener("drop", function (event) {
+    event.preventDefault();
+    form.classList.remove("over");
+    send(event.dataTransfer.files);
+  });
+})();
