@@ -108,7 +108,8 @@ def main() -> None:
         return
     print(f"{result['count']:,} documents written in {result['fill_seconds']} s")
     for name, figures in result["reads"].items():
-        print(f"{name:>22}: median {figures['median_ms']:7.1f} ms   p95 {figures['p95_ms']:7.1f} ms")
+        print(f"{name:>22}: median {figures['median_ms']:7.1f} ms   "
+              f"p95 {figures['p95_ms']:7.1f} ms")
 
 
 if __name__ == "__main__":
