@@ -305,6 +305,31 @@ def test_settings_are_changed_in_the_console_and_secrets_never_shown(
         assert "mail.smtp.port" not in server.cli("settings", "list")
 
 
+def test_webhooks_are_added_and_removed_and_the_mail_log_is_listed(
+        server: ConsoleServer, browser: Any) -> None:
+    mail = server.api("POST", "/mail", json={"to": "bo@example.com", "subject": "Hello <b>",
+                                             "html": "<p>hi</p>"})
+    assert mail.status_code in (200, 201, 202, 502), mail.text  # no SMTP: logged as failed
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_role("link", name="Webhooks and mail").click()
+        expect(page.locator("#mail")).to_contain_text("Hello <b>")
+        page.get_by_label("URL (https)").fill("https://93.184.216.34/docbase")
+        page.get_by_label("Collections").fill("people books")
+        page.get_by_role("button", name="Add webhook").click()
+        secret = page.locator("#webhook-secret").inner_text().strip()
+        assert len(secret) >= 16
+        page.goto(f"{server.url}/_/delivery")
+        expect(page.locator("#webhooks")).to_contain_text("people, books")
+        assert secret not in page.content()
+        screenshot(page, server, "delivery")
+        page.get_by_role("button", name="Remove webhook https://93.184.216.34/docbase").click()
+        expect(page.locator("#webhooks")).to_contain_text("No webhook.")
+        page.get_by_role("button", name="Retry failed messages").click()
+        expect(page.get_by_role("status")).to_contain_text("retried")
+
+
 def test_a_document_written_by_another_client_appears_in_the_open_table(
         server: ConsoleServer, browser: Any) -> None:
     with open_page(browser) as watched:
