@@ -98,10 +98,15 @@ def test_wrong_passwords_are_throttled_and_plain_users_cannot_sign_in(
             page.get_by_label("Administrator (may sign in here)").set_checked(admin)
             page.get_by_role("button", name="Create user").click()
             expect(page.get_by_role("cell", name=email, exact=True)).to_be_visible()
+        page.get_by_label(f"New password for {plain}").fill("second password")
+        page.get_by_role("button", name=f"Set the password of {plain}").click()
+        login = server.served.client.post("/auth/login", json={"email": plain,
+                                                               "password": "second password"})
+        assert login.status_code == 200, login.text
         screenshot(page, server, "users")
         page.get_by_role("button", name="Sign out").click()
 
-        sign_in(page, server, plain, "right password")
+        sign_in(page, server, plain, "second password")
         expect(page.get_by_role("alert")).to_have_text(f"{plain} is not an administrator "
                                                        "of this database.")
         for _ in range(5):
@@ -123,9 +128,11 @@ def test_documents_are_added_edited_searched_sorted_and_paged(
     with open_page(browser) as watched:
         page = watched.page
         sign_in(page, server)
-        expect(page.get_by_role("link", name="books")).to_be_visible()
+        books = page.locator("#collections").get_by_role("link", name="books")
+        expect(books).to_be_visible()
+        expect(page.locator("#changes")).to_contain_text("books")  # the seeding, logged
         screenshot(page, server, "overview")
-        page.get_by_role("link", name="books").click()
+        books.click()
         rows = page.locator("#documents tbody tr")
         expect(rows).to_have_count(25)
         page.get_by_role("link", name="Next page").click()
@@ -341,6 +348,8 @@ def test_a_document_written_by_another_client_appears_in_the_open_table(
         assert server.api("POST", "/rest/feed", json={"name": "Fresh"}).status_code == 201
         expect(page.get_by_role("cell", name="Fresh", exact=True)).to_be_visible(timeout=1000)
         assert time.monotonic() - started < 1.5
+        page.get_by_role("link", name="Overview").click()
+        expect(page.locator("#changes tbody tr").first).to_contain_text("feed")
 
 
 HOSTILE = {

@@ -13,6 +13,7 @@ adds; its errors answer as HTML pages rather than JSON bodies.
 
 from __future__ import annotations
 
+import logging
 from typing import Any
 
 from litestar import Request, Response, Router
@@ -32,9 +33,10 @@ from docbase.http.console.media import MEDIA_HANDLERS
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.schema import SCHEMA_HANDLERS
 from docbase.http.console.signin import SIGNIN_HANDLERS
-from docbase.http.errors import answer_for, internal_error
+from docbase.http.errors import answer_for
 
 HttpRequest = Request[Any, Any, Any]
+logger = logging.getLogger("docbase.http")
 MAX_BODY_BYTES = 16 * 1024 * 1024
 """The largest form the console takes (a document's JSON, a key's scope)."""
 
@@ -62,14 +64,19 @@ def _csrf_refused(request: HttpRequest, exc: CsrfRefused) -> Response[Any]:
 def _error_page(request: HttpRequest, exc: DocbaseError) -> Response[Any]:
     status = answer_for(type(exc)).status
     if status >= 500:
-        return internal_error(request, exc)
+        return _unexpected(request, exc)
     return _page(request, "Error", exc.message, status)
 
 
 def _http_error(request: HttpRequest, exc: HTTPException) -> Response[Any]:
     if exc.status_code >= 500:
-        return internal_error(request, exc)
+        return _unexpected(request, exc)
     return _page(request, "Error", exc.detail, exc.status_code)
+
+
+def _unexpected(request: HttpRequest, exc: Exception) -> Response[Any]:
+    logger.error("console: %s %s failed", request.method, request.url.path, exc_info=exc)
+    return _page(request, "Error", "the server failed to answer this request", 500)
 
 
 EXCEPTION_HANDLERS: ExceptionHandlersMap = {
@@ -77,6 +84,7 @@ EXCEPTION_HANDLERS: ExceptionHandlersMap = {
     CsrfRefused: _csrf_refused,
     DocbaseError: _error_page,
     HTTPException: _http_error,
+    Exception: _unexpected,
 }
 
 

@@ -19,10 +19,12 @@ import msgspec
 from litestar import Response, get
 from litestar.response import Redirect
 
+from docbase.core.changes.entries import Change
+from docbase.core.changes.realtime import ReadableCollections
 from docbase.core.errors import InvalidQuery
 from docbase.core.names import check_collection_name
 from docbase.core.query import parse_list_params
-from docbase.http.console.guard import HttpRequest, console_paths, signed_in
+from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.targets import Target
 
@@ -40,9 +42,21 @@ def _version() -> str:
         return "unknown"
 
 
+RECENT_CHANGES = 10
+
+
+async def recent_changes(console: Console) -> list[Change]:
+    """The newest entries of the change log that the administrator may read."""
+    log = console.database.changes.log
+    last, _ = await log.state()
+    readable = ReadableCollections(console.principal, None)
+    changes = await log.read(max(last - RECENT_CHANGES, 0), RECENT_CHANGES)
+    return [c for c in reversed(changes) if not c.custom and readable(c)]
+
+
 @get(console_paths("/"))
 async def overview(request: HttpRequest) -> Response[str]:
-    """``GET /_/``: the collections with their counts, the engine, the version."""
+    """``GET /_/``: collections and counts, engine, version, the newest changes."""
     console = await signed_in(request)
     database = console.database
     names = await database.collections()
@@ -51,7 +65,8 @@ async def overview(request: HttpRequest) -> Response[str]:
     settings = await database.settings.load()
     return render("overview.html", **console.page(
         title="Overview", counts=counts, engine=type(database.store).__name__,
-        version=_version(), realtime=settings.realtime.enabled))
+        version=_version(), realtime=settings.realtime.enabled,
+        changes=await recent_changes(console)))
 
 
 @get(console_paths("/c"))
