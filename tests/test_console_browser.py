@@ -150,9 +150,13 @@ def test_documents_are_added_edited_searched_sorted_and_paged(
         expect(page.get_by_role("status")).to_have_text("Saved.")
         document_id = page.url.split("?")[0].rsplit("/", 1)[1]
 
-        page.get_by_label("Document (JSON)").fill('{"title": "Zed", "pages": "many"}')
+        pages = page.get_by_label("pages")
+        expect(pages).to_have_value("999")  # a schema field: an input of its own
+        pages.fill("many")
         page.get_by_role("button", name="Save").click()
         expect(page.locator("#field-errors")).to_contain_text("pages")
+        expect(page.get_by_label("pages")).to_have_attribute("aria-invalid", "true")
+        expect(page.locator("#f-1-error")).to_have_text("must be a number")
         screenshot(page, server, "document")
         assert server.api("GET", f"/rest/books/{document_id}").json()["pages"] == 999
 

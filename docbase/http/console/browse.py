@@ -96,9 +96,9 @@ def list_params(request: HttpRequest) -> dict[str, str]:
     return {k: v for k in LIST_PARAMS if (v := request.query_params.get(k, "").strip())}
 
 
-async def collection_page(request: HttpRequest, target: Target) -> Response[str]:
+async def collection_page(request: HttpRequest, console: Console,
+                          target: Target) -> Response[str]:
     """The browser of one collection (or child collection): a page of its documents."""
-    console = await signed_in(request)
     collection = target.collection(console.database, console.principal)
     await collection.require_parent()
     params = list_params(request)
