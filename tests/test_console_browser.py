@@ -326,6 +326,7 @@ def test_webhooks_are_added_and_removed_and_the_mail_log_is_listed(
         sign_in(page, server)
         page.get_by_role("link", name="Webhooks and mail").click()
         expect(page.locator("#mail")).to_contain_text("Hello <b>")
+        expect(page.get_by_role("heading", name="Hook and job log")).to_be_visible()
         page.get_by_label("URL (https)").fill("https://93.184.216.34/docbase")
         page.get_by_label("Collections").fill("people books")
         page.get_by_role("button", name="Add webhook").click()

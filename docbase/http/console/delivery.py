@@ -1,8 +1,9 @@
 """What the database sends out: webhooks and the outbound mail log, in the console.
 
 - ``GET /_/delivery``: every webhook (URL, state, collections, methods, last error;
-  never its secret) and the newest messages of the outbound mail log
-  (``email_outbound``: recipients, subject, status, attempts, error).
+  never its secret), the newest messages of the outbound mail log
+  (``email_outbound``: recipients, subject, status, attempts, error) and the newest
+  entries of the hook log (``_hooklog``: job runs and failed after-hooks).
 - ``POST /_/delivery/webhooks``: add a webhook; the answer shows its signing secret,
   once.
 - ``POST /_/delivery/webhooks/enable``, ``.../remove``: by the form's ``id``.
@@ -22,6 +23,7 @@ from litestar.params import FromPath
 from litestar.response import Redirect
 
 from docbase.core.errors import DocbaseError, NotFound
+from docbase.core.hooks.calling import HOOK_LOG
 from docbase.core.mail import OUTBOUND_COLLECTION, Status
 from docbase.core.query import Query, SortKey
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
@@ -37,9 +39,12 @@ async def _page(console: Console, *, secret: str = "", notice: str = "", error: 
     outbound = database.collection(OUTBOUND_COLLECTION, console.principal)
     messages = await outbound.find(query=Query(sort=(SortKey(("_created",), -1),),
                                                limit=SHOWN_MESSAGES))
+    hook_log = database.system_collection(HOOK_LOG, console.principal)
+    runs = await hook_log.find(query=Query(sort=(SortKey(("_created",), -1),),
+                                           limit=SHOWN_MESSAGES))
     return render("delivery.html", status, **console.page(
         title="Webhooks and mail", webhooks=await database.webhooks.find(),
-        messages=messages, secret=secret, notice=notice, error=error))
+        messages=messages, runs=runs, secret=secret, notice=notice, error=error))
 
 
 @get(console_paths("/delivery"))
