@@ -20,7 +20,7 @@ from litestar import Response, get
 from litestar.response import Redirect
 
 from docbase.core.changes.entries import Change
-from docbase.core.changes.realtime import ReadableCollections
+from docbase.core.changes.realtime import ReadableChanges
 from docbase.core.errors import InvalidQuery
 from docbase.core.names import check_collection_name
 from docbase.core.query import parse_list_params
@@ -49,9 +49,10 @@ async def recent_changes(console: Console) -> list[Change]:
     """The newest entries of the change log that the administrator may read."""
     log = console.database.changes.log
     last, _ = await log.state()
-    readable = ReadableCollections(console.principal, None)
+    readable = ReadableChanges(console.principal, None)
     changes = await log.read(max(last - RECENT_CHANGES, 0), RECENT_CHANGES)
-    return [c for c in reversed(changes) if not c.custom and readable(c)]
+    return [c for c in reversed(changes)
+            if not c.custom and c.collection is not None and readable.readable(c.collection)]
 
 
 @get(console_paths("/"))

@@ -1,9 +1,10 @@
 """``GET /_/events``: the change feed for an open console page, as server-sent events.
 
 The same stream as ``GET /realtime`` (:func:`~docbase.core.changes.realtime.realtime_events`
-with the same filter of readable collections), authenticated by the console session
-instead of a key: a page of the collection browser listens to it and reloads its table
-when its collection changes. Like ``/realtime`` it needs the database's
+with the same :class:`~docbase.core.changes.realtime.ReadableChanges`), authenticated
+by the console session instead of a key: a page of the collection browser listens to it
+and reloads its table when its collection changes. Like ``/realtime`` it needs the
+database's
 ``realtime.global`` setting on (403 otherwise); the session is checked again before
 every ping, so signing out ends the stream.
 """
@@ -17,7 +18,7 @@ from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from docbase.core.auth.sessions import find_session
-from docbase.core.changes.realtime import ReadableCollections, realtime_events
+from docbase.core.changes.realtime import ReadableChanges, realtime_events
 from docbase.core.errors import DocbaseError
 from docbase.http.console.guard import SESSION_COOKIE, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS
@@ -40,7 +41,7 @@ async def console_events(request: HttpRequest) -> ServerSentEvent:
         return await find_session(database, token) is not None
 
     events = realtime_events(database.changes, database.limits,
-                             ReadableCollections(console.principal, None),
+                             ReadableChanges(console.principal, None, database.reads),
                              resume=None, still_allowed=still_allowed)
 
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
