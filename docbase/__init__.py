@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from docbase.core.auth.principal import Principal
 from docbase.core.changes import Change
+from docbase.core.composition import connect
 from docbase.core.database import Collection, Database
 from docbase.core.errors import (
     BackendError,
@@ -50,7 +51,7 @@ from docbase.core.hooks import (
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media import MediaFile, Upload, Uploaded
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
-from docbase.core.registry import connect, open_stores, register_scheme
+from docbase.core.registry import open_stores, register_scheme
 from docbase.core.settings import Limits
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 

@@ -23,8 +23,8 @@ from docbase.core.errors import (
 from docbase.core.events import Operation, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.names import check_collection_name
+from docbase.core.parents import ParentRef
 from docbase.core.query import JSON, Filter, split_path
-from docbase.core.relations import ParentRef
 from docbase.core.update import Update, parse_update
 
 

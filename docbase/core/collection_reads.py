@@ -19,6 +19,7 @@ from docbase.core.errors import InvalidQuery, NotFound
 from docbase.core.events import ReadEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
+from docbase.core.parents import ParentRef, scoped
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
@@ -29,10 +30,9 @@ from docbase.core.query import (
     parse_filter,
     parse_hints,
 )
-from docbase.core.relations import ParentRef, scoped
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.collection_host import CollectionHost
 
 
 class CollectionReads:
@@ -40,7 +40,7 @@ class CollectionReads:
 
     def __init__(
         self,
-        database: Database,
+        database: CollectionHost,
         name: str,
         principal: Principal = SYSTEM,
         parent: ParentRef | None = None,

@@ -15,8 +15,8 @@ from typing import Any
 import msgspec
 
 from docbase.core.auth.principal import Principal
+from docbase.core.parents import ParentRef
 from docbase.core.query import Filter, Query
-from docbase.core.relations import ParentRef
 from docbase.core.update import Update
 
 

@@ -15,7 +15,7 @@ from docbase.bootstrap import ADMIN_KEY_ENV, AdminKey
 from docbase.config import PRIMARY, Deployment, admin_key_path
 
 if TYPE_CHECKING:
-    from docbase.http.serve import Listener
+    from docbase.http.tls import Listener
 
 
 def base_url(deployment: Deployment, listener: Listener) -> str:

@@ -55,7 +55,7 @@ from docbase.http.supervision import (
     UvicornRunner,
     exit_with_supervisor,
 )
-from docbase.http.tls import ensure_self_signed
+from docbase.http.tls import Listener, ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
 
@@ -68,20 +68,6 @@ class Runner(Protocol):
 
     def serve(self) -> None:
         """Serve until SIGTERM/SIGINT, then stop gracefully."""
-
-
-class Listener(msgspec.Struct, frozen=True):
-    """How the server listens: TLS files, or plain HTTP behind a proxy."""
-
-    certfile: str | None
-    keyfile: str | None
-    self_signed: bool = False
-    created: bool = False
-
-    @property
-    def tls(self) -> bool:
-        """Tell whether the port speaks TLS."""
-        return self.certfile is not None
 
 
 def prepare_listener(deployment: Deployment) -> Listener:

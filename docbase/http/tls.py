@@ -13,6 +13,7 @@ import os
 import socket
 from pathlib import Path
 
+import msgspec
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -24,6 +25,20 @@ CERT_FILE = "cert.pem"
 KEY_FILE = "key.pem"
 VALIDITY = datetime.timedelta(days=825)
 """The longest lifetime that common TLS clients still accept for a server certificate."""
+
+
+class Listener(msgspec.Struct, frozen=True):
+    """How the server listens: TLS files, or plain HTTP behind a proxy."""
+
+    certfile: str | None
+    keyfile: str | None
+    self_signed: bool = False
+    created: bool = False
+
+    @property
+    def tls(self) -> bool:
+        """Tell whether the port speaks TLS."""
+        return self.certfile is not None
 
 
 def certificate_names(host: str) -> list[str]:

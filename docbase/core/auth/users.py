@@ -24,7 +24,7 @@ from docbase.core.query import Query, SortKey
 from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 USERS_COLLECTION = "_users"
 """The system collection holding a database's users (API.md's ``users``)."""
@@ -72,7 +72,7 @@ def _from_stored(document: dict[str, Any]) -> User:
                 image=document.get("image") or "", created=document.get("_created", ""))
 
 
-async def create_user(db: Database, email: str, password: str, *,
+async def create_user(db: SystemData, email: str, password: str, *,
                       displayname: str = "", image: str = "") -> User:
     """Create a user; the email keeps its case for display but is unique in any case.
 
@@ -93,7 +93,7 @@ async def create_user(db: Database, email: str, password: str, *,
     return _from_stored(document)
 
 
-async def find_user(db: Database, email: str) -> tuple[User, str] | None:
+async def find_user(db: SystemData, email: str) -> tuple[User, str] | None:
     """Return the user with this email and its password hash, else ``None`` (no cache).
 
     Raises:
@@ -107,7 +107,7 @@ async def find_user(db: Database, email: str) -> tuple[User, str] | None:
     return _from_stored(document), document["password"]
 
 
-async def cached_user(db: Database, uid: str) -> User | None:
+async def cached_user(db: SystemData, uid: str) -> User | None:
     """The user with id ``uid``, read at most once per cache lifetime, else ``None``."""
     async def load() -> User | None:
         try:
@@ -118,14 +118,14 @@ async def cached_user(db: Database, uid: str) -> User | None:
     return await db.auth_cache.fetch(USER_BY_ID, uid, load)
 
 
-async def list_users(db: Database) -> list[User]:
+async def list_users(db: SystemData) -> list[User]:
     """Every user, oldest first."""
     rows = await db.store.find(USERS_COLLECTION, Query(sort=(SortKey(("_created",)),),
                                                        limit=None))
     return [_from_stored(row) for row in rows]
 
 
-async def delete_user(db: Database, email: str) -> User:
+async def delete_user(db: SystemData, email: str) -> User:
     """Delete the user with this email; its login tokens are refused from then on.
 
     Raises:
@@ -141,7 +141,7 @@ async def delete_user(db: Database, email: str) -> User:
     return found[0]
 
 
-async def set_password(db: Database, email: str, password: str) -> User:
+async def set_password(db: SystemData, email: str, password: str) -> User:
     """Give the user with this email a new password.
 
     Raises:

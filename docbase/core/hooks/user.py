@@ -11,7 +11,7 @@ runs after the commit: its failure is logged and recorded in the hook log
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from docbase.core.documents import new_document
 from docbase.core.errors import DocbaseError, InvalidQuery
@@ -24,19 +24,16 @@ from docbase.core.hooks.calling import (
     logger,
     record,
 )
-from docbase.core.hooks.context import PrivilegedDatabase, ReadContext, WriteContext
+from docbase.core.hooks.context import HookHost, PrivilegedDatabase, ReadContext, WriteContext
 from docbase.core.hooks.points import Hook
 from docbase.core.ids import utc_now
 from docbase.core.update import parse_update
-
-if TYPE_CHECKING:
-    from docbase.core.database import Database
 
 
 class UserHook:
     """One registered user function at one :class:`Hook`."""
 
-    def __init__(self, database: Database, hook: Hook, function: UserFunction) -> None:
+    def __init__(self, database: HookHost, hook: Hook, function: UserFunction) -> None:
         self.database = database
         self.hook = hook
         self.function = function
@@ -96,7 +93,7 @@ class UserHook:
             status, message = describe(error)
             logger.error("%s on %r after the write: %s", self.name, event.collection,
                          message, exc_info=error.__cause__ or error)
-            await record(self.database, {
+            await record(self.database.store, {
                 "kind": "after-hook", "name": function_name(self.function),
                 "hook": self.hook.value, "collection": event.collection,
                 "method": event.method, "ids": list(event.ids) or [

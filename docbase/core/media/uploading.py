@@ -39,7 +39,7 @@ from docbase.core.media.sniffing import HEAD_BYTES, RASTER_TYPES, sniff
 from docbase.core.ports import BlobStore
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.collection_views import CollectionViews
 
 logger = logging.getLogger("docbase.media")
 
@@ -54,11 +54,11 @@ class Uploaded(msgspec.Struct, frozen=True):
 class UploadRun:
     """Stores the files of one upload for ``principal`` (already authorized)."""
 
-    def __init__(self, database: Database, blobs: BlobStore, principal: Principal) -> None:
-        self.database = database
+    def __init__(self, views: CollectionViews, blobs: BlobStore, principal: Principal) -> None:
+        self.views = views
         self.blobs = blobs
         self.principal = principal
-        self.limits = database.limits
+        self.limits = views.limits
         self.uploadid = uuid.uuid4().hex
         self.budget = Budget(self.limits.max_upload_bytes)
 
@@ -83,7 +83,7 @@ class UploadRun:
     async def _commit(self, records: list[Document]) -> None:
         """Write the records through the pipeline; refuse what the orphan sweep took."""
         try:
-            await self.database.pipeline.write(WriteEvent(
+            await self.views.pipeline.write(WriteEvent(
                 MEDIA_COLLECTION, on_behalf_of(self.principal), documents=records))
         except Conflict as exc:
             claimed = await self._claimed(records)
@@ -94,16 +94,16 @@ class UploadRun:
             try:
                 await self.blobs.stat(blob_key(str(record["_id"])))
             except NotFound:  # swept before the commit: take the records back
-                await self.database.store.delete(MEDIA_COLLECTION,
-                                                 [str(r["_id"]) for r in records])
+                await self.views.store.delete(MEDIA_COLLECTION,
+                                              [str(r["_id"]) for r in records])
                 raise Conflict(_swept(record)) from None
 
     async def _claimed(self, records: Sequence[Document]) -> Document | None:
         """The first record whose id the orphan sweep holds a tombstone for."""
         for record in records:
             with contextlib.suppress(NotFound):
-                if is_tombstone(await self.database.store.get(MEDIA_COLLECTION,
-                                                              str(record["_id"]))):
+                if is_tombstone(await self.views.store.get(MEDIA_COLLECTION,
+                                                           str(record["_id"]))):
                     return record
         return None
 
@@ -136,7 +136,7 @@ class UploadRun:
         if not records:
             return
         with contextlib.suppress(NotFound):
-            stored = await self.database.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
+            stored = await self.views.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
             if stored.get("uploadid") == self.uploadid:
                 return  # committed (an after-hook failed): the bytes stay with their records
         for record in records:

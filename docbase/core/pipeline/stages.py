@@ -14,11 +14,12 @@ from docbase.core.changes import ChangeBus
 from docbase.core.documents import change_stamp
 from docbase.core.errors import NotFound
 from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
-from docbase.core.hooks import HookPoint, HookRegistry
+from docbase.core.hooks.registry import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
+from docbase.core.parents import ParentRef, scoped
 from docbase.core.ports import Deletion, DocumentStore
 from docbase.core.query import Filter, In, Projection, Query
-from docbase.core.relations import ParentRef, Relations, scoped
+from docbase.core.relations import Relations
 from docbase.core.versioning import check_version
 
 Validator: TypeAlias = Callable[[WriteEvent], Awaitable[None]]
