@@ -1,11 +1,11 @@
 """The collection handles of one database, handed out by the part that can build them.
 
 :class:`CollectionViews` holds what a :class:`~docbase.core.collection.Collection`
-acts through (the :class:`~docbase.core.collection_host.CollectionHost`) and makes
+acts through (the
+:class:`~docbase.core.collection_reads.CollectionServices`: no raw store) and makes
 handles acting as a principal. The database builds it once its pipeline is assembled
 and gives it to the services that write through collections (mail's outbound log,
-media's ``_media`` records, the ``db`` of hooks and jobs), so none of them is handed
-a database still being built.
+media's ``_media`` records), so none of them is handed a database still being built.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.collection import Collection
 from docbase.core.names import check_collection_name
 from docbase.core.pipeline import Pipeline
-from docbase.core.ports import DocumentStore
-from docbase.core.relations import Relations
+from docbase.core.reads import ReadRoad
+from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.settings.limits import Limits
 
 
@@ -28,12 +28,11 @@ class CollectionViews:
     name: str
     """The database's name."""
     limits: Limits
-    store: DocumentStore
-    """The unscoped store: system records, indexes, counts."""
-    documents: DocumentStore
+    documents: SchemaEnforcingStore
     """The store as user collections see it (unique values held, passwords withheld)."""
-    relations: Relations
     pipeline: Pipeline
+    reads: ReadRoad
+    """The read stages of the documents an answer embeds."""
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of the user collection ``name`` acting as ``principal``.

@@ -8,7 +8,7 @@ thin translation of requests into these calls; ``docs/embedding.md`` shows them.
 It is the top floor of core (``docs/architecture.md``, "Floors"): it builds its parts
 in order, each from parts already finished, and nothing below it imports it. The
 features declare what they need as protocols (:mod:`docbase.core.system_data`,
-:class:`~docbase.core.collection_host.CollectionHost`, ...), which a ``Database``
+:class:`~docbase.core.collection_reads.CollectionServices`, ...), which a ``Database``
 satisfies, so callers that hold one pass it as it is.
 """
 
@@ -35,6 +35,7 @@ from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.parents import ParentRef
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
+from docbase.core.reads import ReadRoad
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.registry import SchemaRegistry
@@ -92,12 +93,14 @@ class Database(AsyncResource):
                 validators=self.validators, changes=self.changes, limits=self.limits),
             read_stages(hooks=self.hooks, schemas=self.schemas),
         )
-        self.views = CollectionViews(name, self.limits, store, self.documents,
-                                     self.relations, self.pipeline)
+        self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)
+        """The read stages of the documents an answer embeds (children, lookups)."""
+        self.views = CollectionViews(name, self.limits, self.documents, self.pipeline,
+                                     self.reads)
         """What collections act through; hands out the collection handles."""
         self.mail = MailService(self.views, self.settings, mailer=mailer, smtp=smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
-        self.media = Media(self.views, blobs, self.settings, self.auth_cache)
+        self.media = Media(self.views, store, blobs, self.settings, self.auth_cache)
         """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
 
     async def open(self) -> None:

@@ -37,7 +37,7 @@ from docbase.core.media.records import MEDIA_COLLECTION, content_tag, is_tombsto
 from docbase.core.media.sniffing import RASTER_TYPES
 from docbase.core.media.sweeping import MediaStores, Swept, orphan_grace, sweep
 from docbase.core.media.uploading import Uploaded, UploadRun
-from docbase.core.ports import BlobInfo, BlobStore
+from docbase.core.ports import BlobInfo, BlobStore, DocumentStore
 from docbase.core.query import JSON, In, Query
 
 if TYPE_CHECKING:
@@ -54,10 +54,15 @@ SMALL_CONTENT = 32 * 1024
 class Media:
     """The media archive of one database (``db.media``)."""
 
-    def __init__(self, views: CollectionViews, blobs: BlobStore | None,
+    def __init__(self, views: CollectionViews, store: DocumentStore, blobs: BlobStore | None,
                  settings: SettingsSource, cache: SystemCache) -> None:
-        """Keep bytes in ``blobs`` and metadata in ``_media`` through ``views``."""
+        """Keep bytes in ``blobs``, metadata in ``_media`` (written through ``views``).
+
+        ``store`` is the raw store: the sweep's tombstones and the checks that a record
+        still exists are system records, not a principal's reads.
+        """
         self.views = views
+        self.store = store
         self._blobs = blobs
         self.settings = settings
         self.cache = cache
@@ -104,7 +109,7 @@ class Media:
         authorize(principal, Action("POST", "/media"))
         await self._ensure_index()
         try:
-            return await UploadRun(self.views, self.blobs, principal).store(files)
+            return await UploadRun(self.views, self.store, self.blobs, principal).store(files)
         finally:
             self.cache.invalidate(OPENED)  # a name may now mean a newer file
 
@@ -224,7 +229,7 @@ class Media:
             name, self.limits.image_timeout)
         info = await self.blobs.put(key, _single(made.data), made.mimetype)
         try:
-            await self.views.store.get(MEDIA_COLLECTION, media_id)
+            await self.store.get(MEDIA_COLLECTION, media_id)
         except NotFound:  # deleted meanwhile: take the derivative with it
             await self.blobs.delete(key)
             raise
@@ -267,7 +272,7 @@ class Media:
         if grace is None:
             grace = await orphan_grace(self.settings)
         try:
-            return await sweep(MediaStores(self.views.store, self.blobs), grace)
+            return await sweep(MediaStores(self.store, self.blobs), grace)
         finally:
             self.cache.invalidate(OPENED)
 

@@ -36,7 +36,7 @@ from docbase.core.media.derivatives import all_blob_keys, blob_key
 from docbase.core.media.receiving import Budget, Receiver, Upload, clean_filename, peek
 from docbase.core.media.records import MEDIA_COLLECTION, is_tombstone, media_record
 from docbase.core.media.sniffing import HEAD_BYTES, RASTER_TYPES, sniff
-from docbase.core.ports import BlobStore
+from docbase.core.ports import BlobStore, DocumentStore
 
 if TYPE_CHECKING:
     from docbase.core.collection_views import CollectionViews
@@ -54,8 +54,10 @@ class Uploaded(msgspec.Struct, frozen=True):
 class UploadRun:
     """Stores the files of one upload for ``principal`` (already authorized)."""
 
-    def __init__(self, views: CollectionViews, blobs: BlobStore, principal: Principal) -> None:
+    def __init__(self, views: CollectionViews, store: DocumentStore, blobs: BlobStore,
+                 principal: Principal) -> None:
         self.views = views
+        self.system_store = store
         self.blobs = blobs
         self.principal = principal
         self.limits = views.limits
@@ -94,7 +96,7 @@ class UploadRun:
             try:
                 await self.blobs.stat(blob_key(str(record["_id"])))
             except NotFound:  # swept before the commit: take the records back
-                await self.views.store.delete(MEDIA_COLLECTION,
+                await self.system_store.delete(MEDIA_COLLECTION,
                                               [str(r["_id"]) for r in records])
                 raise Conflict(_swept(record)) from None
 
@@ -102,7 +104,7 @@ class UploadRun:
         """The first record whose id the orphan sweep holds a tombstone for."""
         for record in records:
             with contextlib.suppress(NotFound):
-                if is_tombstone(await self.views.store.get(MEDIA_COLLECTION,
+                if is_tombstone(await self.system_store.get(MEDIA_COLLECTION,
                                                            str(record["_id"]))):
                     return record
         return None
@@ -136,7 +138,7 @@ class UploadRun:
         if not records:
             return
         with contextlib.suppress(NotFound):
-            stored = await self.views.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
+            stored = await self.system_store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
             if stored.get("uploadid") == self.uploadid:
                 return  # committed (an after-hook failed): the bytes stay with their records
         for record in records:
