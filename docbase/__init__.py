@@ -39,7 +39,16 @@ from docbase.core.errors import (
     ValidationFailed,
     VersionMismatch,
 )
-from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
+from docbase.core.events import (
+    ChangeEvent,
+    DeleteIds,
+    DeleteWhere,
+    Insert,
+    Operation,
+    ReadEvent,
+    UpdateDocument,
+    WriteEvent,
+)
 from docbase.core.hooks import (
     Hook,
     HookPoint,
@@ -63,6 +72,8 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "Database",
+    "DeleteIds",
+    "DeleteWhere",
     "DocbaseError",
     "Forbidden",
     "Hook",
@@ -70,6 +81,7 @@ __all__ = [
     "HookPoint",
     "HookRegistry",
     "HookTimedOut",
+    "Insert",
     "InvalidId",
     "InvalidImage",
     "InvalidQuery",
@@ -93,6 +105,7 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "UnknownSchemeError",
+    "UpdateDocument",
     "Upload",
     "Uploaded",
     "ValidationFailed",

@@ -15,7 +15,7 @@ from typing import Any
 
 from docbase.core.documents import new_document
 from docbase.core.errors import DocbaseError, InvalidQuery
-from docbase.core.events import ReadEvent, WriteEvent
+from docbase.core.events import DeleteWhere, ReadEvent, UpdateDocument, WriteEvent
 from docbase.core.hooks.calling import (
     UserFunction,
     call_within,
@@ -71,7 +71,9 @@ class UserHook:
         return WriteContext(hook=self.hook, collection=event.collection,
                             principal=event.principal, db=PrivilegedDatabase(self.database),
                             method=event.method, documents=event.documents,
-                            body=event.body, ids=list(event.ids), filter=event.filter)
+                            body=event.body if isinstance(event, UpdateDocument) else None,
+                            ids=list(event.ids),
+                            filter=event.filter if isinstance(event, DeleteWhere) else None)
 
     async def _before(self, event: WriteEvent) -> None:
         context = self._context(event)
@@ -80,7 +82,7 @@ class UserHook:
         event.documents = [d if "_id" in d else new_document(d, event.principal.author,
                                                              parent=stamp)
                            for d in context.documents]
-        if event.update is not None and context.body is not None:
+        if isinstance(event, UpdateDocument) and context.body is not None:
             event.body = context.body
             event.update = parse_update(context.body, "patch" if event.method == "PATCH"
                                         else "put")

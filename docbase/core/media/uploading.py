@@ -28,7 +28,7 @@ import msgspec
 from docbase.core.auth.principal import Principal, on_behalf_of
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, InvalidQuery, NotFound, PayloadTooLarge
-from docbase.core.events import WriteEvent
+from docbase.core.events import Insert
 from docbase.core.ids import new_object_id
 from docbase.core.media import images
 from docbase.core.media.blobfile import image_source
@@ -85,8 +85,9 @@ class UploadRun:
     async def _commit(self, records: list[Document]) -> None:
         """Write the records through the pipeline; refuse what the orphan sweep took."""
         try:
-            await self.views.pipeline.write(WriteEvent(
-                MEDIA_COLLECTION, on_behalf_of(self.principal), documents=records))
+            await self.views.pipeline.write(Insert(
+                collection=MEDIA_COLLECTION, principal=on_behalf_of(self.principal),
+                documents=records))
         except Conflict as exc:
             claimed = await self._claimed(records)
             if claimed is None:

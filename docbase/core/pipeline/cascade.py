@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Protocol
 
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import DeleteWhere, WriteEvent
 from docbase.core.parents import children_of
 from docbase.core.pipeline.stages import ID_ONLY
 from docbase.core.ports import DocumentStore
@@ -52,14 +52,13 @@ class CascadedDeletes:
         if not ids:
             return planned
         for field in await self.relations.child_fields(write.collection):
-            child = WriteEvent(field, write.principal, Operation.DELETE, "DELETE",
-                               filter=children_of(write.collection, ids),
-                               cause=f"cascade from {write.collection}")
+            child = DeleteWhere(collection=field, principal=write.principal,
+                                filter=children_of(write.collection, ids),
+                                cause=f"cascade from {write.collection}")
             await self.staged.prepare(child)
-            if child.filter is not None:  # a before-hook may have narrowed it
-                found = await self.store.find(
-                    field, Query(filter=child.filter, limit=None, projection=ID_ONLY))
-                child.ids = [document["_id"] for document in found]
+            found = await self.store.find(  # with the filter a before-hook may have narrowed
+                field, Query(filter=child.filter, limit=None, projection=ID_ONLY))
+            child.ids = [document["_id"] for document in found]
             planned += await self.plan(child, child.ids)
             planned.append(child)
         return planned

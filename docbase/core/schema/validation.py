@@ -21,7 +21,7 @@ from typing import Any
 from docbase.core.auth.passwords import MAX_PASSWORD_LENGTH, hash_password
 from docbase.core.documents import SYSTEM_FIELDS, Document, read_shape
 from docbase.core.errors import FieldError, ValidationFailed
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import Insert, UpdateDocument, WriteEvent
 from docbase.core.ports import DocumentStore
 from docbase.core.query import In, Query
 from docbase.core.schema.model import (
@@ -75,16 +75,19 @@ class SchemaValidator:
         if write.parent is not None:
             check_child_field(write.parent, await self.schemas.get(write.parent.collection),
                               strict)
-        if schema is None or write.operation is Operation.DELETE:
+        if schema is None:
             return
-        if write.operation is Operation.INSERT:
-            await self._insert(write, schema, strict)
-        else:
-            await self._update(write, schema, strict)
+        match write:
+            case Insert():
+                await self._insert(write, schema, strict)
+            case UpdateDocument():
+                await self._update(write, schema, strict)
+            case _:  # deletes carry no values to check
+                pass
 
     # ------------------------------------------------------------------ inserts
 
-    async def _insert(self, write: WriteEvent, schema: CollectionSchema, strict: bool) -> None:
+    async def _insert(self, write: Insert, schema: CollectionSchema, strict: bool) -> None:
         errors: list[FieldError] = []
         for step in ("check", "hash"):  # hashing is costly: only once all documents fit
             for index, document in enumerate(write.documents):
@@ -166,8 +169,8 @@ class SchemaValidator:
 
     # ------------------------------------------------------------------ updates
 
-    async def _update(self, write: WriteEvent, schema: CollectionSchema, strict: bool) -> None:
-        assert write.update is not None
+    async def _update(self, write: UpdateDocument, schema: CollectionSchema,
+                      strict: bool) -> None:
         problems: Problems = {}
         ops: list[UpdateOp] = []
         predicted: set[str] = set()
