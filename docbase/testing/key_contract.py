@@ -63,10 +63,8 @@ class DocumentKeysContract:
         (original,) = await _seed(store, odd(n=1))
         assert await store.get(C, original["_id"]) == original
         assert await store.find(C, Query()) == [original]
-        find_encoded = getattr(store, "find_encoded", None)
-        if find_encoded is not None:  # an optional capability (core.ports.EncodedFind)
-            raw = await find_encoded(C, Query(), hide=())
-            assert msgspec.json.decode(raw[0]) == original
+        raw = await store.find_encoded(C, Query(), hide=())
+        assert msgspec.json.decode(raw[0]) == original
 
     async def test_odd_keys_are_found_by_every_condition(self, store: DocumentStore) -> None:
         first, second = await _seed(store, odd(), {NUL: "other", "inner": {ESCAPE + "z": 9}})
