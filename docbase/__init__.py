@@ -60,7 +60,7 @@ from docbase.core.hooks import (
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media import MediaFile, Upload, Uploaded
 from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
-from docbase.core.registry import open_stores, register_scheme
+from docbase.core.schemes import open_stores, register_scheme
 from docbase.core.settings import Limits
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 

@@ -18,7 +18,7 @@ from docbase.core.database import Database
 from docbase.core.hooks.loading import load_hooks
 from docbase.core.plugins import import_target
 from docbase.core.ports import Mailer
-from docbase.core.registry import open_stores
+from docbase.core.schemes import open_stores
 from docbase.core.server import Server
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.stored import SmtpSettings

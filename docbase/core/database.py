@@ -28,21 +28,21 @@ from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
 from docbase.core.media import MEDIA_COLLECTION, Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.parents import ParentRef
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
+from docbase.core.ratelimit import RateLimiter
 from docbase.core.reads import ReadRoad
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.validation import SchemaValidator
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
-from docbase.core.webhooks.registry import WebhookRegistry
+from docbase.core.webhooks.stored_webhooks import WebhookRegistry
 
 
 class Database(AsyncResource):

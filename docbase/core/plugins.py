@@ -1,7 +1,7 @@
 """Reaching an adapter lazily: import what a ``"module:attribute"`` string names.
 
 Core never imports an adapter module at import time; the scheme registry
-(:mod:`docbase.core.registry`), the composition root and the webhook dispatcher name
+(:mod:`docbase.core.schemes`), the composition root and the webhook dispatcher name
 their defaults as strings and import them only when used, so a missing optional
 driver fails only where it is needed (with the adapter's ``MissingDependencyError``).
 """

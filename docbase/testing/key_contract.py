@@ -1,7 +1,7 @@
 """The part of the store contract about odd document keys: stored and named exactly.
 
 A key may hold NUL (U+0000), the escape character of stored keys (U+0001, see
-:mod:`docbase.core.stored_keys`) or its code words, ``$`` (and the prefix the Mongo
+:mod:`docbase.core.field_name_encoding`) or its code words, ``$`` (and the prefix the Mongo
 adapter stores ``$`` keys behind, :mod:`docbase.adapters.mongo.keys`) or ``.``; a store
 keeps it exactly, finds it by any condition, sorts, groups, indexes, projects and
 updates it by every update shape, at the top level and nested.

@@ -15,7 +15,7 @@ from collections.abc import Callable, Sequence
 
 from docbase.core.changes import ChangeBus
 from docbase.core.events import ReadEvent, WriteEvent
-from docbase.core.hooks.registry import HookRegistry
+from docbase.core.hooks.pipeline_points import HookRegistry
 from docbase.core.pipeline.cascade import CascadedDeletes, StagedWrites
 from docbase.core.pipeline.content import CheckDocumentContent
 from docbase.core.pipeline.stages import (
@@ -32,7 +32,7 @@ from docbase.core.pipeline.stages import (
 )
 from docbase.core.ports import DocumentStore
 from docbase.core.relations import Relations
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.strict import RequireDefinedCollection
 from docbase.core.settings import Limits
 

@@ -22,7 +22,7 @@ from docbase.core.events import (
     UpdateDocument,
     WriteEvent,
 )
-from docbase.core.hooks.registry import HookPoint, HookRegistry
+from docbase.core.hooks.pipeline_points import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
 from docbase.core.parents import ParentRef, scoped
 from docbase.core.ports import Deletion, DocumentStore

@@ -33,7 +33,7 @@ from docbase.core.query import MATCH_ALL, And, Filter, Query
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.model import FieldType
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 
 UNREADABLE = (Forbidden, NotFound, Rejected)
 """What the read stages raise for a read the principal is not to be answered."""

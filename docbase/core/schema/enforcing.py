@@ -40,7 +40,7 @@ from docbase.core.query import (
     Text,
 )
 from docbase.core.schema.model import CollectionSchema, FieldType
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.uniqueness import claims_of
 from docbase.core.update import Update, apply_update
 

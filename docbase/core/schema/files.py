@@ -31,7 +31,7 @@ from docbase.core.schema.definition import parse_schema
 from docbase.core.schema.model import CollectionSchema, FieldSpec
 
 if TYPE_CHECKING:
-    from docbase.core.schema.registry import SchemaRegistry
+    from docbase.core.schema.stored_schemas import SchemaRegistry
     from docbase.core.system_data import SettingsSource
 
 _MODES = ("schemaless", "strict")

@@ -19,7 +19,7 @@ from docbase.core.schema.model import CollectionSchema, FieldType
 from docbase.core.schema.strict import undefined
 
 if TYPE_CHECKING:
-    from docbase.core.schema.registry import SchemaRegistry
+    from docbase.core.schema.stored_schemas import SchemaRegistry
 
 
 class DescribedDatabase(Protocol):

@@ -14,7 +14,7 @@ from docbase.core.events import ReadEvent
 from docbase.core.names import is_user_collection
 from docbase.core.parents import ParentRef
 from docbase.core.schema.model import CollectionSchema, FieldType
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 
 
 def governed(collection: str) -> bool:

@@ -22,6 +22,7 @@ from docbase.core.auth.passwords import MAX_PASSWORD_LENGTH, hash_password
 from docbase.core.documents import SYSTEM_FIELDS, Document, read_shape
 from docbase.core.errors import FieldError, ValidationFailed
 from docbase.core.events import Insert, UpdateDocument, WriteEvent
+from docbase.core.media.records import MEDIA_COLLECTION
 from docbase.core.ports import DocumentStore
 from docbase.core.query import In, Query
 from docbase.core.schema.model import (
@@ -32,7 +33,7 @@ from docbase.core.schema.model import (
     FieldSpec,
     FieldType,
 )
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.strict import check_child_field, governed, undefined
 from docbase.core.schema.values import BadValue, child_message, coerce, is_empty
 from docbase.core.update import (
@@ -45,9 +46,6 @@ from docbase.core.update import (
     UpdateOp,
     apply_update,
 )
-
-MEDIA_COLLECTION = "_media"
-"""The system collection of media metadata, one document per media id."""
 
 Problems = dict[str, list[str]]
 

@@ -44,13 +44,13 @@ from docbase.core.lifecycle import AsyncResource, stop_task
 from docbase.core.plugins import import_target
 from docbase.core.ports import WebhookRequest, WebhookSender
 from docbase.core.webhooks.delivery import delivery_headers, webhook_body
-from docbase.core.webhooks.registry import Webhook
+from docbase.core.webhooks.stored_webhooks import Webhook
 from docbase.core.webhooks.targets import resolve_target
 
 if TYPE_CHECKING:
     from docbase.core.changes import ChangeFeed
     from docbase.core.settings.limits import Limits
-    from docbase.core.webhooks.registry import WebhookRegistry
+    from docbase.core.webhooks.stored_webhooks import WebhookRegistry
 
 logger = logging.getLogger("docbase.webhooks")
 
