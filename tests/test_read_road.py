@@ -20,7 +20,7 @@ from docbase import Database, Forbidden, InvalidQuery, NotFound
 from docbase.core.auth import Principal, Scope
 from docbase.core.events import ReadEvent
 from docbase.core.hooks import HookPoint
-from docbase.core.query import And, Query, ReadOptions, parse_filter
+from docbase.core.query import Aggregate, And, Query, ReadOptions, Text, parse_filter
 from docbase.core.schema import parse_schema
 from docbase.core.settings import Limits
 from docbase.http.testing import LiveDocbase, live_docbase
@@ -165,6 +165,33 @@ async def test_a_lookup_embeds_only_the_id_for_a_principal_that_may_not_read_its
         assert [d["buyer"] for d in await invoices.find()] == [[{"_id": ann["_id"]}]]
         full = await db.collection("invoices").get(written["_id"])
         assert full["buyer"][0]["card"] == "4111"
+
+
+async def test_a_query_into_a_lookup_needs_its_target_collection(stores: Any) -> None:
+    invoices_only = Principal(kind="key", full_access=False, scope=Scope(
+        paths=("/rest/invoices/**",), methods=("GET",)))
+    async with Database(*stores) as db:
+        await db.schemas.put(parse_schema("invoices", INVOICES))
+        ann = await db.collection("customers").insert({"name": "Ann", "card": "4111"})
+        await db.collection("invoices").insert({"buyer": [ann["_id"]], "total": 3})
+        invoices = db.collection("invoices", invoices_only)
+        prying = [
+            Query(filter=parse_filter({"buyer.card": {"$regex": "^4"}})),
+            Query(filter=parse_filter({"buyer": {"$elemMatch": {"card": "4111"}}})),
+            Query(groupby=(("buyer", "card"),)),
+            Query(aggregates=(Aggregate("MAX", "buyer.card"),)),
+            Query(filter=Text("4111")),
+        ]
+        for query in prying:
+            with pytest.raises(Forbidden, match="lookup field 'buyer' needs GET /rest/customers"):
+                await invoices.read(query)
+        with pytest.raises(Forbidden, match="lookup field 'buyer'"):
+            await invoices.count({"buyer.card": "4111"})
+        by_id = {"buyer._id": ann["_id"]}
+        assert await invoices.count(by_id) == 1
+        assert await invoices.count({"total": 3}) == 1
+        full = db.collection("invoices")
+        assert await full.count({"buyer.card": "4111"}) == 1
 
 
 async def test_a_lookup_over_https_embeds_only_the_id_for_a_key_that_may_not_read_its_target(

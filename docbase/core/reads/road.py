@@ -13,7 +13,8 @@ of the collection it belongs to, for the principal of the read:
 - **lookups** (fields of type ``lookup``, stored with a copy of the documents they name):
   an item whose target document the principal may not read (``GET /rest/<target>/ID``
   refused, as above) is handed over as the bare ``{"_id": ...}``. This holds for every
-  answer: reads, the answer to a write, and the documents embedded in them.
+  answer: reads, the answer to a write, and the documents embedded in them. A query
+  that reads inside the copy needs the target as a list (:mod:`.lookups`).
 
 Counts, totals and aggregates are asked of the same store as ``find``
 (:class:`~docbase.core.schema.enforcing.SchemaEnforcingStore`), after the same stages,
@@ -30,9 +31,9 @@ from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
 from docbase.core.parents import ParentRef, children_of
 from docbase.core.query import MATCH_ALL, And, Filter, Query
+from docbase.core.reads.lookups import lookup_targets
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
-from docbase.core.schema.model import FieldType
 from docbase.core.schema.stored_schemas import SchemaRegistry
 
 UNREADABLE = (Forbidden, NotFound, Rejected)
@@ -110,11 +111,7 @@ class ReadRoad:
 
     async def lookup_targets(self, collection: str) -> list[tuple[str, str]]:
         """The ``(field, target collection)`` of each lookup field of ``collection``."""
-        schema = await self.schemas.get(collection)
-        if schema is None:
-            return []
-        return [(spec.name, spec.collection or "")
-                for spec in schema.of_type(FieldType.LOOKUP)]
+        return await lookup_targets(self.schemas, collection)
 
     async def shape(self, collection: str, principal: Principal,
                     documents: Sequence[Document]) -> None:
