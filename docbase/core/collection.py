@@ -109,8 +109,7 @@ class Collection(CollectionReads):
         write = await self._write(Insert(collection=self.name, principal=self.principal,
                                          documents=documents, parent=self.parent, bulk=bulk,
                                          validate=validate))
-        await self.database.reads.shape(self.name, self.principal, write.documents)
-        return write.documents
+        return await self.database.reads.shaped(self.name, self.principal, write.documents)
 
     async def update(
         self, document_id: str, body: Mapping[str, JSON], *, expected_version: int | None = None
@@ -147,8 +146,8 @@ class Collection(CollectionReads):
             ids=[check_object_id(document_id)], body=None if body is None else dict(body),
             update=update, expected_version=expected_version, parent=self.parent,
         ))
-        await self.database.reads.shape(self.name, self.principal, write.documents)
-        return write.documents[0]
+        return (await self.database.reads.shaped(self.name, self.principal,
+                                                 write.documents))[0]
 
     async def delete(self, document_id: str, *, expected_version: int | None = None) -> list[str]:
         """Delete one document and its children; return ``[id]``.

@@ -127,6 +127,18 @@ class ReadRoad:
                     document[field] = [await self._lookup_item(principal, target, item,
                                                                readable) for item in items]
 
+    async def shaped(self, collection: str, principal: Principal,
+                     documents: Sequence[Document]) -> list[Document]:
+        """``documents`` as :meth:`shape` leaves them, copied first when it may change them.
+
+        For documents others hold too (a write's, already published as a change).
+        """
+        if not await self.lookup_targets(collection):
+            return list(documents)
+        copies = [dict(document) for document in documents]
+        await self.shape(collection, principal, copies)
+        return copies
+
     async def _lookup_item(self, principal: Principal, target: str, item: object,
                            readable: dict[tuple[str, str], bool]) -> object:
         if not isinstance(item, dict) or not isinstance(item.get("_id"), str):
