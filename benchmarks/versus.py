@@ -357,7 +357,7 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
         for contender in chosen:
             load = loads[contender.name][workload]
             if load:
-                settle()
+                settle(args.settle)
                 wrk(duration=2, headers=contender.headers, **load)
     for round_ in range(args.repeat):
         for workload in workloads:
@@ -366,7 +366,7 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
                 load = loads[contender.name][workload]
                 if not load:
                     continue
-                settle()
+                settle(args.settle)
                 result = wrk(duration=args.duration, headers=contender.headers, **load)
                 rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
                              "contender": contender.name, "workload": workload,
@@ -423,6 +423,9 @@ def main() -> None:
     parser.add_argument("--duration", type=int, default=6)
     parser.add_argument("--repeat", type=int, default=3,
                         help="rounds; each runs every workload on every contender")
+    parser.add_argument("--settle", type=float, default=60,
+                        help="the most seconds to wait for the machine to go idle (below 15 %% "
+                             "busy) before each measurement; lower it on a machine others load")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1/test",
                         help="an existing database on the server (psql connects to it)")
     parser.add_argument("--out", default="/tmp/versus.jsonl", help="JSON lines appended here")

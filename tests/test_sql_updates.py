@@ -27,7 +27,7 @@ async def url(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[s
 def other_writes_between_read_and_write(store: SqlDocumentStore, other: SqlDocumentStore,
                                         body: dict[str, object]) -> None:
     """Make ``other`` update the document each time ``store`` has read it at version 0."""
-    read = store.get
+    read = store.current
 
     async def get(collection: str, document_id: str) -> Document:
         document = await read(collection, document_id)
@@ -35,7 +35,7 @@ def other_writes_between_read_and_write(store: SqlDocumentStore, other: SqlDocum
             await other.update(collection, document_id, parse_update(body), stamp={})
         return document
 
-    store.get = get  # type: ignore[method-assign]
+    store.current = get  # type: ignore[method-assign]
 
 
 async def test_an_update_racing_another_process_starts_again_from_its_version(
@@ -63,14 +63,14 @@ async def test_an_expected_version_overtaken_by_the_race_is_a_mismatch(url: str)
 async def test_a_document_deleted_by_the_race_is_not_found(url: str) -> None:
     async with sql_backend(url) as (store, _b), sql_backend(url) as (other, _b2):
         await store.insert("items", [numbered(1), numbered(2)])
-        read = store.get
+        read = store.current
 
         async def get(collection: str, document_id: str) -> Document:
             document = await read(collection, document_id)
             await other.delete(collection, [document_id])
             return document
 
-        store.get = get  # type: ignore[method-assign]
+        store.current = get  # type: ignore[method-assign]
         with pytest.raises(NotFound):
             await store.update("items", FIRST, parse_update({"count": 1}), stamp={})
         assert [d["_id"] for d in await other.find("items", Query())] == [numbered(2)["_id"]]

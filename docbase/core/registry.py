@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import importlib
 from collections.abc import Callable
+from types import ModuleType
 from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import UnknownSchemeError
@@ -81,6 +82,29 @@ def import_target(target: str) -> Any:
     """
     module_name, _, attribute = target.partition(":")
     return getattr(importlib.import_module(module_name), attribute)
+
+
+def lazy_module(name: str) -> ModuleType:
+    """The module ``name``, imported on first use of one of its attributes.
+
+    For libraries a worker may never need (JWT signing, certificates, the webhook
+    client): each costs a few MiB per process once imported (``docs/benchmarks.md``,
+    run 8). Declare the name for the type checker as a plain import under
+    ``TYPE_CHECKING``.
+    """
+    return _Deferred(name)
+
+
+class _Deferred(ModuleType):
+    """Stands for a module until an attribute is asked for, then imports it."""
+
+    def __getattr__(self, attribute: str) -> Any:
+        if attribute.startswith("__"):  # introspection (copy, pickle, doctest) imports nothing
+            raise AttributeError(attribute)
+        module = importlib.import_module(self.__name__)
+        value = getattr(module, attribute)
+        self.__dict__[attribute] = value
+        return value
 
 
 async def connect(url: str = "memory://", **options: Any) -> Database:

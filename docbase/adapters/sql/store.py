@@ -118,7 +118,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
     ) -> Document:
         """Apply ``update`` to the version read, written only if still that version."""
         for _ in range(_SWAP_ATTEMPTS):
-            current = await self.get(collection, document_id)
+            current = await self.current(collection, document_id)
             version = current.get("_version")
             changed = updated_document(document_id, current, update, stamp, expected_version)
             swapped = await self._swap(collection, self._row(changed), version or 0)
@@ -128,6 +128,22 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                 return changed
         return await self._update_locked(collection, document_id, update, stamp,
                                          expected_version)
+
+    async def current(self, collection: str, document_id: str) -> Document:
+        """The stored document an update starts from (PostgreSQL: on the writes' connections).
+
+        Raises:
+            NotFound: no such document.
+
+        """
+        if self._inserter is not None:
+            found = await self._inserter.read(collection, document_id)
+            if found is not None:
+                if not found:
+                    raise NotFound(f"no document {document_id} in {collection!r}")
+                document: Document = decode_body(found[0][0])
+                return document
+        return await self.get(collection, document_id)
 
     async def _swap(self, collection: str, row: Row, version: int) -> bool | None:
         """Write ``row`` if the stored row is at ``version``; ``None``: no short way."""
