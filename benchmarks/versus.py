@@ -191,12 +191,15 @@ class Contender:
 
 class Bare(Contender):
     name = "bare"
-    base = "http://127.0.0.1:8100"
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             [str(PEERS / "bin" / "granian"), "--interface", "asgi", "--host", "127.0.0.1",
-             "--port", "8100", "--workers", "1", "--no-access-log", "--factory",
+             "--port", str(self.port), "--workers", "1", "--no-access-log", "--factory",
              "bare_app:create_app"],
             cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.base + "/health")
@@ -218,14 +221,17 @@ class Bare(Contender):
 
 class PocketBase(Contender):
     name = "pocketbase"
-    base = "http://127.0.0.1:8190"
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
         data = tempfile.mkdtemp(prefix="versus-pb-") + "/pb_data"
         binary = str(PEERS / "bin" / "pocketbase")
         subprocess.run([binary, "superuser", "upsert", "v@example.com", "versusversus1",
                         "--dir", data], check=True, capture_output=True)
-        self.process = subprocess.Popen([binary, "serve", "--http", "127.0.0.1:8190",
+        self.process = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{self.port}",
                                          "--dir", data],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.base + "/api/health")
@@ -280,7 +286,7 @@ class Docbase(Contender):
         if self.storage == "memory":
             command += ["--storage", "memory://"]
         if self.storage == "postgresql":
-            database = "versus_" + re.sub(r"\W", "_", self.name)
+            database = f"versus_{self.port}_" + re.sub(r"\W", "_", self.name)
             subprocess.run(["psql", self.postgres, "-q", "-c",
                             f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", "-c",
                             f"CREATE DATABASE {database}"], check=True, capture_output=True)
@@ -327,8 +333,9 @@ def install() -> None:
 
 
 def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
-    contenders: dict[str, Contender] = {"bare": Bare(), "pocketbase": PocketBase()}
-    port = 8143
+    contenders: dict[str, Contender] = {"bare": Bare(args.port),
+                                        "pocketbase": PocketBase(args.port + 1)}
+    port = args.port + 2
     venvs = [(args.docbase_venv, "docbase")]
     if args.baseline_venv:
         venvs.append((args.baseline_venv, "base"))
@@ -426,6 +433,8 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=60,
                         help="the most seconds to wait for the machine to go idle (below 15 %% "
                              "busy) before each measurement; lower it on a machine others load")
+    parser.add_argument("--port", type=int, default=8100,
+                        help="the first of the ports the contenders listen on")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1/test",
                         help="an existing database on the server (psql connects to it)")
     parser.add_argument("--out", default="/tmp/versus.jsonl", help="JSON lines appended here")
