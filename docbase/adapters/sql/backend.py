@@ -24,11 +24,10 @@ import contextlib
 import weakref
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util import greenlet_spawn
 
@@ -52,9 +51,14 @@ from docbase.core.errors import ConfigurationError
 from docbase.core.query.deadline import within
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
-AnyEngine = AsyncEngine | sa.Engine
+AnyEngine: TypeAlias = "AsyncEngine | sa.Engine"
+"""A synchronous engine (SQLite) or an asyncio one (``sqlalchemy.ext.asyncio``, imported
+only where used: it brings SQLAlchemy's ORM, ~7 MiB per process)."""
 
 _THREADS = 16  # at least the connection pool's size (15, see engine.py)
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
@@ -79,7 +83,7 @@ class SqlBackend:
 
     def __init__(self, engine: AnyEngine) -> None:
         self.engine = engine
-        sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
+        sync_engine = engine if isinstance(engine, sa.Engine) else engine.sync_engine
         self.dialect = dialect_for(sync_engine.dialect.name)
         self._serial = asyncio.Lock() if isinstance(sync_engine.pool, StaticPool) else None
         self._tables: dict[str, int] = {}
@@ -97,10 +101,10 @@ class SqlBackend:
         self._pg_reader = pg_point_reads.reader_for(engine)
         if self.dialect.name == "sqlite":
             prepare_sqlite(sync_engine, in_memory=self._serial is not None)
-            if not isinstance(engine, AsyncEngine):
+            if isinstance(engine, sa.Engine):
                 self._driver_statements = DriverStatements(engine)
             path = sync_engine.url.database
-            if not isinstance(engine, AsyncEngine) and self._serial is None and path:
+            if isinstance(engine, sa.Engine) and self._serial is None and path:
                 self._loop_reader = LoopReader(path)
                 self._writer = GroupCommitWriter(engine, begin_locked, self._bounded,
                                                  lambda: lock_wait(self.query_timeout),
@@ -124,7 +128,7 @@ class SqlBackend:
 
     async def close(self) -> None:
         """Release the engine's connections."""
-        if isinstance(self.engine, AsyncEngine):
+        if not isinstance(self.engine, sa.Engine):
             if self._pg_reader is not None:
                 await self._pg_reader.close()
             await self.engine.dispose()
@@ -197,7 +201,7 @@ class SqlBackend:
             with translate_errors():
                 if write and self._writer is not None:
                     return await self._writer.write(work)
-                if isinstance(self.engine, AsyncEngine):
+                if not isinstance(self.engine, sa.Engine):
                     # checkout, work and return in one greenlet, not one per step
                     return await greenlet_spawn(
                         self._run_sync, self.engine.sync_engine, work, write)
