@@ -16,11 +16,10 @@ from __future__ import annotations
 
 import weakref
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql, sqlite
-from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import Dialect
@@ -32,9 +31,14 @@ from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
-AnyEngine = AsyncEngine | sa.Engine
+AnyEngine: TypeAlias = "AsyncEngine | sa.Engine"
+"""A synchronous engine (SQLite) or an asyncio one (``sqlalchemy.ext.asyncio``, imported
+only where used: it brings SQLAlchemy's ORM, ~7 MiB per process)."""
 
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
 
@@ -58,7 +62,7 @@ class SqlBackend:
 
     def __init__(self, engine: AnyEngine) -> None:
         self.engine = engine
-        sync_engine = engine.sync_engine if isinstance(engine, AsyncEngine) else engine
+        sync_engine = engine if isinstance(engine, sa.Engine) else engine.sync_engine
         self.dialect = dialect_for(sync_engine.dialect.name)
         self._tables: dict[str, int] = {}
         # collections whose table a write created: cached before its transaction ended

@@ -27,10 +27,9 @@ import asyncio
 import contextlib
 from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncEngine
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util import greenlet_spawn
 
@@ -49,6 +48,9 @@ from docbase.adapters.sql.group_commit import GroupCommitWriter
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.pg_point_reads import PgPointReader
 from docbase.core.query.deadline import within
+
+if TYPE_CHECKING:  # imported where used: it brings SQLAlchemy's ORM (~7 MiB per process)
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
@@ -242,7 +244,7 @@ def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
         prepare_sqlite(sync_engine, in_memory=in_memory)
     else:
         prepare_postgresql(sync_engine)
-    if isinstance(engine, AsyncEngine):
+    if not isinstance(engine, sa.Engine):
         return AsyncEngineExecutor(engine, dialect, query_timeout)
     path = engine.url.database
     if dialect.name == "sqlite" and not in_memory and path:
@@ -252,4 +254,4 @@ def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
 
 
 def _sync(engine: AsyncEngine | sa.Engine) -> sa.Engine:
-    return engine.sync_engine if isinstance(engine, AsyncEngine) else engine
+    return engine if isinstance(engine, sa.Engine) else engine.sync_engine

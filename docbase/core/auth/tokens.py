@@ -29,7 +29,6 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-import jwt
 import msgspec
 
 from docbase.core.auth.principal import Principal
@@ -38,10 +37,15 @@ from docbase.core.auth.scopes import parse_scope
 from docbase.core.auth.signing import HMAC_ALGORITHMS, parse_duration, short_hmac_keys_allowed
 from docbase.core.auth.users import User, cached_user
 from docbase.core.errors import InvalidToken
+from docbase.core.plugins import lazy_module
 from docbase.core.settings import DatabaseSettings
 
 if TYPE_CHECKING:
+    import jwt
+
     from docbase.core.system_data import SettledSystemData
+else:  # imported on first use: a process serving API keys only never needs it
+    jwt = lazy_module("jwt")
 
 OWN_ISSUER = "docbase"
 """The ``iss`` of docbase's own login tokens."""
