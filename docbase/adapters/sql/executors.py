@@ -187,10 +187,13 @@ class ThreadExecutor(_Bounds):
 
     async def close(self) -> None:
         """See :meth:`Executor.close`."""
+        self._stop_threads()
+        self.engine.dispose()
+
+    def _stop_threads(self) -> None:
         if self._threads is not None:
             self._threads.shutdown(wait=False)
             self._threads = None
-        self.engine.dispose()
 
 
 class SqliteFileExecutor(ThreadExecutor):
@@ -224,10 +227,11 @@ class SqliteFileExecutor(ThreadExecutor):
         return self.loop_reader.body(number, document_id)
 
     async def close(self) -> None:
-        """See :meth:`Executor.close`."""
+        """See :meth:`Executor.close` (in the order the parts were stopped before)."""
+        self._stop_threads()
         self.loop_reader.close()
         self._writer.close()
-        await super().close()
+        self.engine.dispose()
 
 
 def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
