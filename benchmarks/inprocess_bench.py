@@ -14,7 +14,8 @@ compare two versions of the code by (run them alternately: ``PYTHONPATH=<checkou
 
 The workloads are those of ``versus.py``: ``get`` (a random one of 10,000 documents),
 ``list`` (the first 100), ``total`` (with the total count), ``post`` (a small
-document). The documents are seeded once into ``--data-dir`` (default: a temporary
+document), ``patch`` (one field of a random document). The documents are seeded once
+into ``--data-dir`` (default: a temporary
 directory); a PostgreSQL database given with ``--storage`` must be empty or seeded by an
 earlier run.
 """
@@ -48,6 +49,7 @@ HEADERS = [(b"host", b"127.0.0.1"), (b"x-forwarded-proto", b"https"),
 _RUNNING: set[asyncio.Future[Any]] = set()
 POST = json.dumps({"name": "bench item", "price": 12.5, "tags": ["x", "y"],
                    "created": "2024-06-01T12:00:00Z"}).encode()
+PATCH = b'{"price": 42.5}'
 
 
 async def call(app: Any, method: str, path: str, query: bytes = b"",
@@ -118,7 +120,8 @@ async def measure(app: Any, workload: str, ids: list[str], duration: float) -> N
         return {"get": ("GET", "/rest/items/" + random.choice(ids), b"", b""),
                 "list": ("GET", "/rest/items", b"max=100", b""),
                 "total": ("GET", "/rest/items", b"max=100&totals=true", b""),
-                "post": ("POST", "/rest/created", b"", POST)}[workload]
+                "post": ("POST", "/rest/created", b"", POST),
+                "patch": ("PATCH", "/rest/items/" + random.choice(ids), b"", PATCH)}[workload]
 
     count, bad, stop = 0, 0, 0.0
 
@@ -155,7 +158,8 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workloads", nargs="+", choices=["get", "list", "total", "post"])
+    parser.add_argument("workloads", nargs="+", choices=["get", "list", "total", "post",
+                                                         "patch"])
     parser.add_argument("--duration", type=float, default=4)
     parser.add_argument("--storage", help="storage URL (default: SQLite in --data-dir)")
     parser.add_argument("--data-dir", default=None)

@@ -22,7 +22,7 @@ from docbase.config import PRIMARY, DatabaseEntry, Deployment, admin_key_path, w
 from docbase.core import auth
 from docbase.core.composition import DatabaseSpec, build_database, build_server
 from docbase.core.database import Database
-from docbase.core.registry import scheme_of
+from docbase.core.schemes import scheme_of
 from docbase.core.server import Server
 
 ADMIN_KEY_ENV = "DOCBASE_ADMIN_KEY"

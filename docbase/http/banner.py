@@ -9,23 +9,10 @@ an environment variable, never the key itself).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from docbase.bootstrap import ADMIN_KEY_ENV, AdminKey
 from docbase.config import PRIMARY, Deployment, admin_key_path
-
-if TYPE_CHECKING:
-    from docbase.http.serve import Listener
-
-
-def base_url(deployment: Deployment, listener: Listener) -> str:
-    """Return the URL a client on this machine reaches the server at."""
-    host = deployment.host
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{'https' if listener.tls else 'http'}://{host}:{deployment.port}"
+from docbase.http.launch import Listener, base_url
 
 
 def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) -> str:

@@ -18,13 +18,13 @@ from docbase.core.auth.users import User, find_user, normal_email
 from docbase.core.errors import InvalidQuery, Unauthorized
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SettledSystemData
 
 LOGIN_REFUSED = "wrong email or password"
 """The one message of a refused login, whatever was wrong."""
 
 
-async def login(db: Database, email: object, password: object) -> str:
+async def login(db: SettledSystemData, email: object, password: object) -> str:
     """Check ``email`` and ``password``; return a new login token.
 
     Raises:
@@ -61,6 +61,6 @@ async def check_credentials(db: Database, email: object, password: object) -> Us
     return found[0]
 
 
-async def logout(db: Database, bearer: Bearer) -> None:
+async def logout(db: SettledSystemData, bearer: Bearer) -> None:
     """Revoke ``bearer`` until it expires, in every process sharing the storage."""
     await revoke_token(db, bearer.token_id, bearer.expires)

@@ -32,7 +32,7 @@ from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
     from docbase.core.auth.users import User
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 SESSIONS_COLLECTION = "_console_sessions"
 """The system collection of console sessions."""
@@ -60,7 +60,7 @@ def session_id(token: str) -> str:
     return hashlib.sha256(token.encode()).hexdigest()[:24]
 
 
-async def open_session(db: Database, user: User) -> tuple[str, Session]:
+async def open_session(db: SystemData, user: User) -> tuple[str, Session]:
     """Start a session for ``user`` (an administrator); return ``(cookie token, session)``.
 
     Sessions idle past their time are deleted on the way.
@@ -77,7 +77,7 @@ async def open_session(db: Database, user: User) -> tuple[str, Session]:
     return token, session
 
 
-async def find_session(db: Database, token: str | None) -> Session | None:
+async def find_session(db: SystemData, token: str | None) -> Session | None:
     """Return the live session of a cookie token, else ``None``.
 
     A session is refused when idle too long, or when its user was deleted or is no
@@ -104,6 +104,6 @@ async def find_session(db: Database, token: str | None) -> Session | None:
     return Session(id=sid, user_id=stored["user"], email=stored["email"], csrf=stored["csrf"])
 
 
-async def close_session(db: Database, sid: str) -> None:
+async def close_session(db: SystemData, sid: str) -> None:
     """End the session with this id (signing out), for every process."""
     await db.store.delete(SESSIONS_COLLECTION, [sid])

@@ -25,7 +25,7 @@ from docbase.core.query import Eq, Query, SortKey
 from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 USERS_COLLECTION = "_users"
 """The system collection holding a database's users (the contract's ``users``)."""
@@ -75,7 +75,7 @@ def _from_stored(document: dict[str, Any]) -> User:
                 admin=document.get("admin") is True)
 
 
-async def create_user(db: Database, email: str, password: str, *,
+async def create_user(db: SystemData, email: str, password: str, *,
                       displayname: str = "", image: str = "", admin: bool = False) -> User:
     """Create a user; the email keeps its case for display but is unique in any case.
 
@@ -99,7 +99,7 @@ async def create_user(db: Database, email: str, password: str, *,
     return _from_stored(document)
 
 
-async def find_user(db: Database, email: str) -> tuple[User, str] | None:
+async def find_user(db: SystemData, email: str) -> tuple[User, str] | None:
     """Return the user with this email and its password hash, else ``None`` (no cache).
 
     Raises:
@@ -113,7 +113,7 @@ async def find_user(db: Database, email: str) -> tuple[User, str] | None:
     return _from_stored(document), document["password"]
 
 
-async def cached_user(db: Database, uid: str) -> User | None:
+async def cached_user(db: SystemData, uid: str) -> User | None:
     """The user with id ``uid``, read at most once per cache lifetime, else ``None``."""
     async def load() -> User | None:
         try:
@@ -124,14 +124,14 @@ async def cached_user(db: Database, uid: str) -> User | None:
     return await db.auth_cache.fetch(USER_BY_ID, uid, load)
 
 
-async def list_users(db: Database) -> list[User]:
+async def list_users(db: SystemData) -> list[User]:
     """Every user, oldest first."""
     rows = await db.store.find(USERS_COLLECTION, Query(sort=(SortKey(("_created",)),),
                                                        limit=None))
     return [_from_stored(row) for row in rows]
 
 
-async def delete_user(db: Database, email: str) -> User:
+async def delete_user(db: SystemData, email: str) -> User:
     """Delete the user with this email; its login tokens are refused from then on.
 
     Raises:
@@ -147,7 +147,7 @@ async def delete_user(db: Database, email: str) -> User:
     return found[0]
 
 
-async def set_password(db: Database, email: str, password: str) -> User:
+async def set_password(db: SystemData, email: str, password: str) -> User:
     """Give the user with this email a new password.
 
     Raises:
@@ -164,7 +164,7 @@ async def set_password(db: Database, email: str, password: str) -> User:
     return _from_stored(stored)
 
 
-async def set_admin(db: Database, email: str, admin: bool) -> User:
+async def set_admin(db: SystemData, email: str, admin: bool) -> User:
     """Make the user with this email an administrator of the database, or no longer one.
 
     Raises:
@@ -181,7 +181,7 @@ async def set_admin(db: Database, email: str, admin: bool) -> User:
     return _from_stored(stored)
 
 
-async def any_admin(db: Database) -> bool:
+async def any_admin(db: SystemData) -> bool:
     """Tell whether the database has at least one administrator."""
     return bool(await db.store.find(USERS_COLLECTION, Query(
         filter=Eq(("admin",), True), limit=1)))
