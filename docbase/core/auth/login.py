@@ -36,7 +36,7 @@ async def login(db: SettledSystemData, email: object, password: object) -> str:
     return await issue_login_token(db, await check_credentials(db, email, password))
 
 
-async def check_credentials(db: Database, email: object, password: object) -> User:
+async def check_credentials(db: SettledSystemData, email: object, password: object) -> User:
     """Check ``email`` and ``password`` within the throttle; return the user.
 
     Raises:
