@@ -20,16 +20,22 @@ query string; ``docs/deploy.md`` has the figures of both.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+import logging.config
 import math
 import os
+import shutil
 import socket
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import msgspec
 
+from docbase.adapters.prometheus import CONTENT_TYPE, PrometheusInstruments, scrape
 from docbase.bootstrap import (
     bootstrap,
     build_deployment_server,
@@ -41,11 +47,15 @@ from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
+from docbase.core.metrics import NO_INSTRUMENTS, install
 from docbase.core.registry import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.banner import banner, base_url
 from docbase.http.coalescing import CoalescingHttpProtocol
+from docbase.http.logs import announce, logging_config
+from docbase.http.observe import RequestObserver
+from docbase.http.probes import MetricsAccess
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
 from docbase.http.supervision import (
@@ -59,6 +69,8 @@ from docbase.http.tls import ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
 
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""Where prometheus-client's multiprocess mode keeps every worker's metric files."""
 DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
 """The environment variable that carries the deployment (JSON) to the workers."""
 
@@ -108,6 +120,7 @@ def prepare_listener(deployment: Deployment) -> Listener:
 def build_app(deployment: Deployment) -> Any:
     """Build the ASGI app a worker serves: docbase, behind the proxy check if configured."""
     entries = deployment.all_databases()
+    instruments = install_metrics(deployment)  # before the stores are built: they are timed
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
     schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db)])  # every db: the media sweep
@@ -138,10 +151,10 @@ def build_app(deployment: Deployment) -> Any:
         await server.close()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
-                          on_shutdown=[stop])
+                          on_shutdown=[stop], metrics=metrics_access(deployment, instruments))
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
-    return SecurityHeaders(app)
+    return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS))
 
 
 async def resume_mail(database: Database) -> None:
@@ -157,6 +170,25 @@ async def resume_mail(database: Database) -> None:
                      exc.message)
     except Exception:  # a background task has no caller to raise to
         logger.exception("database %s: resuming queued mail failed", database.name)
+
+
+def install_metrics(deployment: Deployment) -> PrometheusInstruments | None:
+    """Install this worker's Prometheus instruments if metrics are configured."""
+    if not deployment.metrics:
+        return None
+    chosen = PrometheusInstruments()
+    install(chosen)
+    return chosen
+
+
+def metrics_access(deployment: Deployment, instruments: PrometheusInstruments | None,
+                   ) -> MetricsAccess | None:
+    """``GET /metrics`` as the deployment configures it (``None``: no metrics)."""
+    if instruments is None:
+        return None
+    return MetricsAccess(lambda states: scrape(instruments, states), CONTENT_TYPE,
+                         token=deployment.metrics_token,
+                         addresses=deployment.metrics_addresses)
 
 
 def worker_app() -> Any:
@@ -212,13 +244,39 @@ def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
     """
     out = out or sys.stdout
     check(deployment)
+    logging.config.dictConfig(logging_config(deployment.log_format))
     ensure_data_dir(deployment.data_path)
     listener = prepare_listener(deployment)
     admin = asyncio.run(bootstrap(deployment))
-    print(banner(deployment, listener, admin), file=out, flush=True)
+    if deployment.log_format == "json":
+        for line in banner(deployment, listener, admin).splitlines():
+            announce(line, "json")
+    else:
+        print(banner(deployment, listener, admin), file=out, flush=True)
     os.environ[DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
-    http_server(WORKER_APP, deployment, listener,
-                pid_file=deployment.data_path / PID_FILE).serve()
+    with metrics_directory(deployment.metrics):
+        http_server(WORKER_APP, deployment, listener,
+                    pid_file=deployment.data_path / PID_FILE).serve()
+
+
+@contextlib.contextmanager
+def metrics_directory(wanted: bool) -> Iterator[None]:
+    """A private directory where the workers write their metrics, removed at the end.
+
+    ``prometheus_client`` reads ``PROMETHEUS_MULTIPROC_DIR`` when it is imported, so it
+    is set here, before any worker starts; the directory is new, so no count of an
+    earlier run is added in.
+    """
+    if not wanted:
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="docbase-metrics-")
+    os.environ[MULTIPROC_ENV] = directory
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(directory, ignore_errors=True)
 
 
 WORKER_APP = "docbase.http.serve:worker_app"
@@ -255,8 +313,10 @@ def http_server(
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
         proxy_headers=False,  # docbase.http.proxy decides whom to believe
         server_header=False,  # SecurityHeaders sends "Server: docbase"
-        access_log=False,
+        access_log=False,  # docbase.http.observe writes the access lines
         log_level="info",
+        log_config=logging_config(deployment.log_format),
     )
     config.header_timeout = deployment.header_timeout
-    return UvicornRunner(config, base_url(deployment, listener), pid_file)
+    return UvicornRunner(config, base_url(deployment, listener), pid_file,
+                         log_format=deployment.log_format)

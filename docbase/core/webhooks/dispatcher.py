@@ -42,6 +42,7 @@ from docbase.core.errors import (
 )
 from docbase.core.ids import format_timestamp
 from docbase.core.lifecycle import AsyncResource, stop_task
+from docbase.core.metrics import instruments
 from docbase.core.ports import WebhookRequest, WebhookSender
 from docbase.core.webhooks.delivery import delivery_headers, webhook_body
 from docbase.core.webhooks.registry import Webhook
@@ -178,6 +179,7 @@ class WebhookDispatcher(AsyncResource):
 
     async def _failed(self, webhook: Webhook, cursor: int, attempt: str,
                       error: WebhookDeliveryError) -> None:
+        instruments().webhook_failed()
         limits = self.database.limits
         failures = webhook.failures + 1
         delay = min(limits.webhook_retry_delay * 2 ** (failures - 1), MAX_DELAY)
