@@ -2,11 +2,11 @@
 
 ``--log-format text`` (the default) writes ``TIME LEVEL LOGGER [REQUEST-ID] MESSAGE``;
 ``--log-format json`` writes one JSON object a line (``time``, ``level``, ``logger``,
-``message``, ``request_id`` when the line was written while a request was served, the
-fields of an access line, and ``error`` with the traceback of an exception), so every
-line of the output parses on its own. The same configuration (:func:`logging_config`)
-is handed to uvicorn, which applies it in the supervisor and in every worker, so
-uvicorn's own lines take the same form.
+``pid`` (the worker), ``message``, ``request_id`` when the line was written while a
+request was served, the fields of an access line, and ``error`` with the traceback of
+an exception), so every line of the output parses on its own. The same configuration
+(:func:`logging_config`) is handed to uvicorn, which applies it in the supervisor and
+in every worker, so uvicorn's own lines take the same form.
 
 :data:`REQUEST_ID` is set by :class:`~docbase.http.observe.RequestObserver` for the time
 a request is served; :class:`RequestIdFilter` stamps it on every record written
@@ -70,6 +70,7 @@ class JsonFormatter(logging.Formatter):
                 timespec="milliseconds"),
             "level": record.levelname.lower(),
             "logger": record.name,
+            "pid": record.process,
             "message": record.getMessage(),
         }
         request_id = getattr(record, "request_id", None)

@@ -4,9 +4,10 @@
 headers in :func:`docbase.http.serve.build_app`, so it sees every answer, the proxy
 check's refusals included. For each HTTP request it
 
-- takes the request id from ``X-Request-Id`` when a trusted proxy forwarded the
-  request (``docbase serve --proxy-headers``; :data:`PROXIED` in the scope) and the id
-  is short and plain, else makes one, and returns it in the ``X-Request-Id`` header;
+- takes the request id from ``X-Request-Id`` when a trusted proxy sent the request
+  (``docbase serve --proxy-headers``: the peer is a ``--trusted-proxy``) and the id is
+  one plain token of at most 128 characters, else makes one, and returns it in the
+  ``X-Request-Id`` header;
 - sets :data:`~docbase.http.logs.REQUEST_ID` while the request is served, so any log
   line written meanwhile carries it;
 - writes one access line (``docbase.access``): request id, method, route template,
@@ -22,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import re
+from collections.abc import Callable
 from time import perf_counter
 from typing import Any
 
@@ -31,8 +33,6 @@ from docbase.http.logs import ACCESS_LOGGER, REQUEST_ID
 Scope = dict[str, Any]
 Message = dict[str, Any]
 
-PROXIED = "docbase.proxied"
-"""Scope key set (True) when a trusted proxy forwarded the request."""
 PRINCIPAL = "docbase.principal"
 """Scope key of the kind of credential the request was served with."""
 UNMATCHED = "unmatched"
@@ -48,10 +48,13 @@ access_log = logging.getLogger(ACCESS_LOGGER)
 class RequestObserver:
     """Give each request an id, log its access line and count it."""
 
-    def __init__(self, app: Any, instruments: Instruments = NO_INSTRUMENTS) -> None:
+    def __init__(self, app: Any, instruments: Instruments = NO_INSTRUMENTS, *,
+                 trusted_proxy: Callable[[str | None], bool] | None = None) -> None:
+        """Observe ``app``; believe ``X-Request-Id`` from peers ``trusted_proxy`` accepts."""
         self.app = app
         self.instruments = instruments
         self.counting = instruments is not NO_INSTRUMENTS
+        self.trusted_proxy = trusted_proxy
 
     async def __call__(self, scope: Scope, receive: Any, send: Any) -> None:
         """Serve ``scope`` with an id, then log and count it."""
@@ -59,7 +62,11 @@ class RequestObserver:
             await self.app(scope, receive, send)
             return
         started = perf_counter()
-        request_id = _forwarded_id(scope) if scope.get(PROXIED) else None
+        request_id = None
+        if self.trusted_proxy is not None:
+            client = scope.get("client")
+            if self.trusted_proxy(client[0] if client else None):
+                request_id = _forwarded_id(scope)
         if request_id is None:
             request_id = os.urandom(8).hex()
         id_header = (_HEADER, request_id.encode())

@@ -18,8 +18,6 @@ from typing import Any
 
 import msgspec
 
-from docbase.http.observe import PROXIED
-
 Scope = dict[str, Any]
 Receive = Any
 Send = Any
@@ -70,7 +68,6 @@ class ForwardedHttpsOnly:
         if self.is_trusted(peer) and proto == b"https":
             # in place: the request observer outside reads what the app adds to the scope
             scope["scheme"] = "https" if scope["type"] == "http" else "wss"
-            scope[PROXIED] = True
             forwarded_for = headers.get(b"x-forwarded-for")
             if forwarded_for:
                 scope["client"] = (self._client(forwarded_for.decode("latin-1"), peer), 0)

@@ -151,10 +151,14 @@ def build_app(deployment: Deployment) -> Any:
         await server.close()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
-                          on_shutdown=[stop], metrics=metrics_access(deployment, instruments))
+                          on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
+                          logging_config=None)  # docbase.http.logs configures logging
+    trusted = None
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
-    return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS))
+        trusted = app.is_trusted
+    return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS,
+                                           trusted_proxy=trusted))
 
 
 async def resume_mail(database: Database) -> None:
