@@ -26,6 +26,14 @@ The first run installs PocketBase, Litestar, Granian and msgspec into
 workload with its p99, and each docbase figure as a ratio to PocketBase (and
 PostgreSQL's to SQLite at the same number of workers). Rounds are appended as JSON
 lines to ``--out``.
+
+``docbase-...-metrics`` contenders run with metrics on (``--metrics-token``;
+``docs/operations.md``). ``--interleave`` starts every named contender at once, each on
+its own port, and alternates them within each round, reporting the median of the
+per-round ratios to the first one with their spread (``benchmarks/interleave.py``)::
+
+    python benchmarks/versus.py --interleave --repeat 6 --workloads get_one,post_one \
+        --only docbase-sqlite-w2,docbase-sqlite-w2-metrics
 """
 
 from __future__ import annotations
@@ -49,10 +57,12 @@ ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
 
 from benchmarks.http_bench import stop  # noqa: E402
+from benchmarks.interleave import run_interleaved  # noqa: E402
 
 PEERS = Path("/tmp/versus-peers-venv")
 N = 10_000
 KEY = "versus-admin-key-0123456789abcdef"
+METRICS_TOKEN = "versus-metrics-token-0123456789"
 WORKLOADS = ("get_one", "list_100", "list_100_total", "post_one")
 
 
@@ -173,16 +183,22 @@ class PocketBase(Contender):
 
 
 class Docbase(Contender):
-    def __init__(self, storage: str, workers: int, postgres: str, root: Path) -> None:
+    def __init__(self, storage: str, workers: int, postgres: str, root: Path, *,
+                 metrics: bool = False) -> None:
         self.storage, self.workers, self.postgres, self.root = storage, workers, postgres, root
-        self.name = f"docbase-{storage}" + (f"-w{workers}" if workers > 1 else "")
+        self.metrics = metrics
+        self.name = (f"docbase-{storage}" + (f"-w{workers}" if workers > 1 else "")
+                     + ("-metrics" if metrics else ""))
         self.base = "http://127.0.0.1:8143"
         self.headers = ("X-Forwarded-Proto: https", f"x-apikey: {KEY}")
 
     def start(self) -> None:
         data = tempfile.mkdtemp(prefix="versus-docbase-")
         command = [sys.executable, "-m", "docbase.cli", "serve", "--data-dir", data,
-                   "--port", "8143", "--proxy-headers", "--workers", str(self.workers)]
+                   "--port", self.base.rsplit(":", 1)[1], "--proxy-headers",
+                   "--workers", str(self.workers)]
+        if self.metrics:  # collected and served to this token (docs/operations.md)
+            command += ["--metrics-token", METRICS_TOKEN]
         if self.storage == "memory":
             command += ["--storage", "memory://"]
         if self.storage == "postgresql":
@@ -223,6 +239,17 @@ def port_free(base: str) -> bool:
         return probe.connect_ex((host, int(port))) != 0
 
 
+def loads_of(contender: Contender, ids_file: str) -> dict[str, dict[str, Any]]:
+    """The ``wrk`` arguments of each workload against a started contender."""
+    return {
+        "get_one": {"url": contender.base, "script": "get_random.lua",
+                    "env": {"BENCH_IDS": ids_file, "BENCH_PREFIX": contender.one}},
+        "list_100": {"url": contender.base + contender.list100},
+        "list_100_total": {"url": contender.base + contender.list100_total},
+        "post_one": {"url": contender.base + contender.post, "script": "post.lua"},
+    }
+
+
 def measure(contender: Contender, args: argparse.Namespace) -> list[dict[str, Any]]:
     if not port_free(contender.base):  # another server there would be measured instead
         raise SystemExit(f"{contender.base} is taken: stop what listens there first")
@@ -231,13 +258,7 @@ def measure(contender: Contender, args: argparse.Namespace) -> list[dict[str, An
     try:
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as ids:
             ids.write("\n".join(contender.ids) + "\n")
-        loads = {
-            "get_one": {"url": contender.base, "script": "get_random.lua",
-                        "env": {"BENCH_IDS": ids.name, "BENCH_PREFIX": contender.one}},
-            "list_100": {"url": contender.base + contender.list100},
-            "list_100_total": {"url": contender.base + contender.list100_total},
-            "post_one": {"url": contender.base + contender.post, "script": "post.lua"},
-        }
+        loads = loads_of(contender, ids.name)
         for workload, load in loads.items():
             wrk(duration=2, headers=contender.headers, **load)  # warm-up
             for round_ in range(args.repeat):
@@ -294,14 +315,24 @@ def main() -> None:
     parser.add_argument("--root", type=Path, default=ROOT,
                         help="the docbase checkout to run (default: this one)")
     parser.add_argument("--out", default="/tmp/versus.jsonl", help="JSON lines appended here")
+    parser.add_argument("--interleave", action="store_true",
+                        help="start every contender at once and alternate them in each "
+                             "round (benchmarks/interleave.py); ratios to the first named")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS),
+                        help="with --interleave: the workloads to run")
     args = parser.parse_args()
     install()
     contenders: dict[str, Contender] = {"bare": Bare(), "pocketbase": PocketBase()}
     for storage in ("sqlite", "postgresql", "memory"):
         for workers in (1, 2, 3, 4):
-            docbase = Docbase(storage, workers, args.postgres, args.root.resolve())
-            contenders[docbase.name] = docbase
+            for metrics in (False, True):
+                docbase = Docbase(storage, workers, args.postgres, args.root.resolve(),
+                                  metrics=metrics)
+                contenders[docbase.name] = docbase
     names = args.only.split(",")
+    if args.interleave:
+        run_interleaved([contenders[name] for name in names], args, loads_of, wrk)
+        return
     rows: list[dict[str, Any]] = []
     for name in names:
         rows += measure(contenders[name], args)
