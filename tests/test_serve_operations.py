@@ -4,8 +4,9 @@ One server (plain HTTP behind a trusted proxy on loopback, so that ``X-Request-I
 believed; JSON logs; metrics behind a token) is loaded with requests on fresh
 connections until both workers have answered, and then:
 
-- one scrape of ``GET /metrics`` counts every request, whichever worker served it, and
-  the latency histograms have moved by as many observations;
+- one scrape of ``GET /metrics`` counts every request, whichever worker served it (as
+  of at most a second ago: each worker adds its tallies to the shared files every
+  second), and the latency histograms have moved by as many observations;
 - every line of the server's output parses as JSON, and the access lines carry the
   request id the client sent (returned in ``X-Request-Id`` too) or one made up;
 - ``GET /metrics`` without the token, or with a wrong one, is refused;
@@ -15,6 +16,7 @@ connections until both workers have answered, and then:
 from __future__ import annotations
 
 import json
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,8 @@ PASSWORD = "a long and secret passphrase"
 PROXY = {"x-forwarded-proto": "https"}
 ROUND = 24
 """Requests sent per round, each on a connection of its own."""
+FLUSHED_WITHIN = 5.0
+"""Seconds until a scrape counts every request (workers add their tallies every second)."""
 
 
 @pytest.fixture(scope="module")
@@ -50,7 +54,10 @@ def fresh(served: Served, method: str, path: str, **kwargs: Any) -> httpx.Respon
         return client.request(method, path, headers=headers, **kwargs)
 
 
-def scrape(served: Served) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
+Samples = dict[tuple[str, tuple[tuple[str, str], ...]], float]
+
+
+def scrape(served: Served) -> Samples:
     answer = fresh(served, "GET", "/metrics",
                    headers={"authorization": f"Bearer {METRICS_TOKEN}"})
     assert answer.status_code == 200, answer.text
@@ -60,8 +67,7 @@ def scrape(served: Served) -> dict[tuple[str, tuple[tuple[str, str], ...]], floa
             for sample in family.samples}
 
 
-def value(samples: dict[tuple[str, tuple[tuple[str, str], ...]], float], name: str,
-          **labels: str) -> float:
+def value(samples: Samples, name: str, **labels: str) -> float:
     return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
@@ -90,15 +96,19 @@ def test_one_scrape_counts_the_requests_of_both_workers(served: Served) -> None:
         if len(pids) == 2:
             break
     assert len(pids) == 2, "every request went to one worker"
-    after = scrape(served)
-
     posts = sent // 3
     gets = sent - posts
-    counted = {method: value(after, "docbase_http_requests_total", route=route,
-                             method=method, status="2xx")
-               - value(before, "docbase_http_requests_total", route=route, method=method,
-                       status="2xx") for method in ("GET", "POST")}
-    assert counted == {"GET": gets, "POST": posts}
+
+    def counted(after: Samples) -> dict[str, float]:
+        return {method: value(after, "docbase_http_requests_total", route=route,
+                              method=method, status="2xx")
+                - value(before, "docbase_http_requests_total", route=route, method=method,
+                        status="2xx") for method in ("GET", "POST")}
+
+    deadline = time.monotonic() + FLUSHED_WITHIN  # each worker adds its tallies every second
+    while counted(after := scrape(served)) != {"GET": gets, "POST": posts}:
+        assert time.monotonic() < deadline, f"{counted(after)} of {gets} GET, {posts} POST"
+        time.sleep(0.2)
 
     latency = "docbase_http_request_duration_seconds"
     for method, count in (("GET", gets), ("POST", posts)):

@@ -139,6 +139,8 @@ def build_app(deployment: Deployment) -> Any:
             await dispatcher.open()
         for database in server.databases.values():  # mail a stopped process left queued
             resuming.add(asyncio.create_task(resume_mail(database)))
+        if instruments is not None:  # the tallies reach the shared metrics once a second
+            resuming.add(asyncio.create_task(instruments.flush_every()))
 
     async def stop() -> None:
         for task in resuming:
@@ -149,6 +151,8 @@ def build_app(deployment: Deployment) -> Any:
         for dispatcher in dispatchers:
             await dispatcher.close()
         await server.close()
+        if instruments is not None:  # what the last requests and store calls tallied
+            instruments.flush()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
                           on_shutdown=[stop], metrics=metrics_access(deployment, instruments),

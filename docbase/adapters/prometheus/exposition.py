@@ -48,6 +48,7 @@ _STATE_GAUGES = (
 
 def scrape(instruments: PrometheusInstruments, states: Mapping[str, StoreState]) -> bytes:
     """Render every metric in the Prometheus text format."""
+    instruments.flush()  # this worker's counts up to now; the others' are a second old
     registry = CollectorRegistry(auto_describe=False)
     directory = os.environ.get(MULTIPROC_ENV)
     if directory:
