@@ -6,6 +6,10 @@ is started at once (each on its own port), and each round runs each workload aga
 every contender in turn, in an order rotated from round to round. The ratio of a
 contender to the first one is taken within a round, and the median of those ratios over
 the rounds is reported with their lowest and highest, so a figure comes with its spread.
+
+Besides requests per second, each measurement records the CPU time the contender's
+processes (the server and its workers) spent per request served: throughput on a
+machine shared with other work moves with that work, the CPU a request costs much less.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 LoadsOf = Callable[[Any, str], dict[str, dict[str, Any]]]
@@ -46,14 +51,19 @@ def run_interleaved(chosen: list[Any], args: argparse.Namespace, loads_of: Loads
             for workload in workloads:
                 for contender in chosen[turn:] + chosen[:turn]:
                     time.sleep(1)  # let the previous load's stragglers finish
+                    cpu = cpu_seconds(contender.process.pid)
                     result = wrk(duration=args.duration, headers=contender.headers,
                                  **loads[contender.name][workload])
+                    served = result["rps"] * args.duration
+                    result["cpu_us"] = ((cpu_seconds(contender.process.pid) - cpu) * 1e6
+                                        / served if served else float("nan"))
                     rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
                                  "contender": contender.name, "workload": workload,
                                  "round": round_ + 1, **result})
                     print(f"round {round_ + 1} {contender.name:28} {workload:15} "
-                          f"{result['rps']:>9.0f} req/s  p99 {result['p99_ms']:>7.2f} ms  "
-                          f"non2xx {result['non2xx']}", flush=True)
+                          f"{result['rps']:>9.0f} req/s  {result['cpu_us']:>6.0f} CPU us/req  "
+                          f"p99 {result['p99_ms']:>7.2f} ms  non2xx {result['non2xx']}",
+                          flush=True)
     finally:
         for contender in chosen:
             contender.stop()
@@ -67,11 +77,31 @@ def run_interleaved(chosen: list[Any], args: argparse.Namespace, loads_of: Loads
     report(rows, [c.name for c in chosen], workloads)
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) of process ``pid`` and of its child processes (workers)."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):  # fields[1]: parent pid
+            total += (int(fields[11]) + int(fields[12])) / tick  # utime, stime
+    return total
+
+
 def report(rows: list[dict[str, Any]], names: list[str], workloads: list[str]) -> None:
     """Print the median req/s and the median per-round ratio to ``names[0]`` [min-max]."""
-    rate = {(r["contender"], r["workload"], r["round"]): r["rps"] for r in rows}
     rounds = sorted({r["round"] for r in rows})
-    print(f"\nmedian req/s over {len(rounds)} rounds (median of per-round ratios to "
+    for figure, unit in (("rps", "req/s"), ("cpu_us", "CPU us per request, workers")):
+        _table(rows, names, workloads, rounds, figure, unit)
+
+
+def _table(rows: list[dict[str, Any]], names: list[str], workloads: list[str],
+           rounds: list[int], figure: str, unit: str) -> None:
+    rate = {(r["contender"], r["workload"], r["round"]): r[figure] for r in rows}
+    print(f"\nmedian {unit} over {len(rounds)} rounds (median of per-round ratios to "
           f"{names[0]} [min-max])")
     for workload in workloads:
         cells = []

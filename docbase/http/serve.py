@@ -20,22 +20,17 @@ query string; ``docs/deploy.md`` has the figures of both.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import logging.config
 import math
 import os
-import shutil
 import socket
 import sys
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Protocol, TextIO
 
 import msgspec
 
-from docbase.adapters.prometheus import CONTENT_TYPE, PrometheusInstruments, scrape
 from docbase.bootstrap import (
     bootstrap,
     build_deployment_server,
@@ -47,15 +42,15 @@ from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
-from docbase.core.metrics import NO_INSTRUMENTS, install
+from docbase.core.metrics import NO_INSTRUMENTS
 from docbase.core.registry import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.banner import banner, base_url
 from docbase.http.coalescing import CoalescingHttpProtocol
+from docbase.http.instrumentation import install_metrics, metrics_access, metrics_directory
 from docbase.http.logs import announce, logging_config
 from docbase.http.observe import RequestObserver
-from docbase.http.probes import MetricsAccess
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
 from docbase.http.supervision import (
@@ -69,8 +64,6 @@ from docbase.http.tls import ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
 
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-"""Where prometheus-client's multiprocess mode keeps every worker's metric files."""
 DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
 """The environment variable that carries the deployment (JSON) to the workers."""
 
@@ -180,25 +173,6 @@ async def resume_mail(database: Database) -> None:
         logger.exception("database %s: resuming queued mail failed", database.name)
 
 
-def install_metrics(deployment: Deployment) -> PrometheusInstruments | None:
-    """Install this worker's Prometheus instruments if metrics are configured."""
-    if not deployment.metrics:
-        return None
-    chosen = PrometheusInstruments()
-    install(chosen)
-    return chosen
-
-
-def metrics_access(deployment: Deployment, instruments: PrometheusInstruments | None,
-                   ) -> MetricsAccess | None:
-    """``GET /metrics`` as the deployment configures it (``None``: no metrics)."""
-    if instruments is None:
-        return None
-    return MetricsAccess(lambda states: scrape(instruments, states), CONTENT_TYPE,
-                         token=deployment.metrics_token,
-                         addresses=deployment.metrics_addresses)
-
-
 def worker_app() -> Any:
     """Build the app from the deployment in the environment (the server's app factory).
 
@@ -265,26 +239,6 @@ def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
     with metrics_directory(deployment.metrics):
         http_server(WORKER_APP, deployment, listener,
                     pid_file=deployment.data_path / PID_FILE).serve()
-
-
-@contextlib.contextmanager
-def metrics_directory(wanted: bool) -> Iterator[None]:
-    """A private directory where the workers write their metrics, removed at the end.
-
-    ``prometheus_client`` reads ``PROMETHEUS_MULTIPROC_DIR`` when it is imported, so it
-    is set here, before any worker starts; the directory is new, so no count of an
-    earlier run is added in.
-    """
-    if not wanted:
-        yield
-        return
-    directory = tempfile.mkdtemp(prefix="docbase-metrics-")
-    os.environ[MULTIPROC_ENV] = directory
-    try:
-        yield
-    finally:
-        os.environ.pop(MULTIPROC_ENV, None)
-        shutil.rmtree(directory, ignore_errors=True)
 
 
 WORKER_APP = "docbase.http.serve:worker_app"

@@ -1,0 +1,61 @@
+"""How ``docbase serve`` sets metrics up (``docs/operations.md``).
+
+The supervisor gives its workers a private directory for prometheus-client's
+multiprocess mode (:func:`metrics_directory`); each worker installs its Prometheus
+instruments before its stores are built, so they are timed (:func:`install_metrics`),
+and serves ``GET /metrics`` to the configured token and addresses
+(:func:`metrics_access`). Without a metrics token or address none of it happens.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
+
+from docbase.adapters.prometheus import CONTENT_TYPE, PrometheusInstruments, scrape
+from docbase.adapters.prometheus.exposition import MULTIPROC_ENV
+from docbase.config import Deployment
+from docbase.core.metrics import install
+from docbase.http.probes import MetricsAccess
+
+
+def install_metrics(deployment: Deployment) -> PrometheusInstruments | None:
+    """Install this worker's Prometheus instruments if metrics are configured."""
+    if not deployment.metrics:
+        return None
+    chosen = PrometheusInstruments()
+    install(chosen)
+    return chosen
+
+
+def metrics_access(deployment: Deployment, instruments: PrometheusInstruments | None,
+                   ) -> MetricsAccess | None:
+    """``GET /metrics`` as the deployment configures it (``None``: no metrics)."""
+    if instruments is None:
+        return None
+    return MetricsAccess(lambda states: scrape(instruments, states), CONTENT_TYPE,
+                         token=deployment.metrics_token,
+                         addresses=deployment.metrics_addresses)
+
+
+@contextlib.contextmanager
+def metrics_directory(wanted: bool) -> Iterator[None]:
+    """A private directory where the workers write their metrics, removed at the end.
+
+    A worker's ``prometheus_client`` reads ``PROMETHEUS_MULTIPROC_DIR`` when it is
+    imported, so it is set here, before any worker starts (they inherit it); the
+    directory is new, so no count of an earlier run is added in.
+    """
+    if not wanted:
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="docbase-metrics-")
+    os.environ[MULTIPROC_ENV] = directory
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(directory, ignore_errors=True)
