@@ -24,8 +24,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from docbase.testing.loopback import free_port
+
 LoadsOf = Callable[[Any, str], dict[str, dict[str, Any]]]
-FIRST_PORT = 8143
 
 
 def run_interleaved(chosen: list[Any], args: argparse.Namespace, loads_of: LoadsOf,
@@ -35,10 +36,14 @@ def run_interleaved(chosen: list[Any], args: argparse.Namespace, loads_of: Loads
     loads: dict[str, dict[str, dict[str, Any]]] = {}
     rows: list[dict[str, Any]] = []
     try:
-        for index, contender in enumerate(chosen):
+        for contender in chosen:
             if contender.name.startswith("docbase"):
-                contender.base = f"http://127.0.0.1:{FIRST_PORT + index}"
+                # a port no one uses: other benchmarks on this machine take fixed ones,
+                # and wait_ready would take their server for ours
+                contender.base = f"http://127.0.0.1:{free_port()}"
             contender.start()
+            if contender.process is None or contender.process.poll() is not None:
+                raise SystemExit(f"{contender.name} exited: is {contender.base} taken?")
             with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as ids:
                 ids.write("\n".join(contender.ids) + "\n")
             loads[contender.name] = loads_of(contender, ids.name)
