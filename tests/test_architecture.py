@@ -29,7 +29,8 @@ def _modules(folder: str) -> list[Path]:
 
 @pytest.mark.parametrize("path", _modules("core"), ids=lambda p: p.name)
 def test_core_imports_no_framework_or_driver(path: Path) -> None:
-    drivers = ("litestar", "sqlalchemy", "pymongo", "bson", "aiosmtplib", "httpx")
+    drivers = ("litestar", "sqlalchemy", "pymongo", "bson", "aiosmtplib", "httpx",
+               "prometheus_client")
     layers = ("docbase.http", "docbase.adapters")
     offending = {n for n in _imports(path) if n.split(".")[0] in drivers or
                  n.startswith(layers)}
@@ -51,7 +52,7 @@ def test_adapters_package_init_is_empty() -> None:
 
 
 @pytest.mark.parametrize("folder", ["adapters/memory", "adapters/sql", "adapters/mongo",
-                                    "adapters/smtp", "adapters/webhook"])
+                                    "adapters/smtp", "adapters/webhook", "adapters/prometheus"])
 def test_adapters_import_neither_http_nor_other_adapters(folder: str) -> None:
     own = "docbase." + folder.replace("/", ".")
     for path in _modules(folder):

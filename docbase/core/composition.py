@@ -16,9 +16,11 @@ import msgspec
 
 from docbase.core.database import Database
 from docbase.core.hooks.loading import load_hooks
+from docbase.core.metrics import NO_INSTRUMENTS, instruments
+from docbase.core.metrics.timed_store import timed
 from docbase.core.plugins import import_target
 from docbase.core.ports import Mailer
-from docbase.core.schemes import open_stores
+from docbase.core.schemes import open_stores, scheme_of
 from docbase.core.server import Server
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.stored import SmtpSettings
@@ -72,6 +74,8 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
 
     """
     store, blobs = open_stores(spec.storage, query_timeout=spec.limits.query_timeout)
+    if instruments() is not NO_INSTRUMENTS:  # metrics on: time every store operation
+        store = timed(store, scheme_of(spec.storage), instruments())
     options.setdefault("mailer", build_mailer())
     options.setdefault("smtp_mailer", smtp_mailer)
     database = Database(store, blobs, name=spec.name, limits=spec.limits, **options)

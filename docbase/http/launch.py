@@ -13,9 +13,13 @@ core, nor the app.
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
+import shutil
 import sys
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Protocol
 
@@ -23,6 +27,7 @@ import msgspec
 
 from docbase.config import Deployment
 from docbase.http.coalescing import CoalescingHttpProtocol
+from docbase.http.logs import logging_config
 from docbase.http.supervision import (
     TLS12_CIPHERS,
     WORKER_HEALTHCHECK_SECONDS,
@@ -34,6 +39,8 @@ DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
 """The environment variable that carries the deployment (JSON) to the workers."""
 LAUNCH_ENV = "DOCBASE_LAUNCH"
 """The environment variable that carries the :class:`Launch` to the fresh supervisor."""
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""Where prometheus-client's multiprocess mode keeps each worker's metric files."""
 
 
 class Listener(msgspec.Struct, frozen=True):
@@ -105,11 +112,13 @@ def http_server(
         timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
         proxy_headers=False,  # docbase.http.proxy decides whom to believe
         server_header=False,  # SecurityHeaders sends "Server: docbase"
-        access_log=False,
+        access_log=False,  # docbase.http.observe writes the access lines
         log_level="info",
+        log_config=logging_config(deployment.log_format),
     )
     config.header_timeout = deployment.header_timeout
-    return UvicornRunner(config, base_url(deployment, listener), pid_file)
+    return UvicornRunner(config, base_url(deployment, listener), pid_file,
+                         log_format=deployment.log_format)
 
 
 def supervise(target: str, deployment: Deployment, listener: Listener, *,
@@ -142,4 +151,26 @@ def main() -> None:
 
 def _serve(launch: Launch, deployment: Deployment) -> None:
     pid_file = None if launch.pid_file is None else Path(launch.pid_file)
-    http_server(launch.target, deployment, launch.listener, pid_file=pid_file).serve()
+    with metrics_directory(deployment.metrics):
+        http_server(launch.target, deployment, launch.listener, pid_file=pid_file).serve()
+
+
+@contextlib.contextmanager
+def metrics_directory(wanted: bool) -> Iterator[None]:
+    """A private directory where the workers write their metrics, removed at the end.
+
+    A worker's ``prometheus_client`` reads ``PROMETHEUS_MULTIPROC_DIR`` when it is
+    imported, so it is set here, before any worker starts (they inherit it); the
+    directory is new, so no count of an earlier run is added in.
+    """
+    if not wanted:
+        yield
+        return
+    directory = tempfile.mkdtemp(prefix="docbase-metrics-")
+    os.environ[MULTIPROC_ENV] = directory
+    try:
+        yield
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(directory, ignore_errors=True)
+

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import logging.config
 import os
 import socket
 import sys
@@ -40,11 +41,15 @@ from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
+from docbase.core.metrics import NO_INSTRUMENTS
 from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.banner import banner
+from docbase.http.instrumentation import install_metrics, metrics_access
 from docbase.http.launch import DEPLOYMENT_ENV, Listener, supervise
+from docbase.http.logs import announce, logging_config
+from docbase.http.observe import RequestObserver
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
 from docbase.http.supervision import exit_with_supervisor
@@ -76,6 +81,7 @@ def prepare_listener(deployment: Deployment) -> Listener:
 def build_app(deployment: Deployment) -> Any:
     """Build the ASGI app a worker serves: docbase, behind the proxy check if configured."""
     entries = deployment.all_databases()
+    instruments = install_metrics(deployment)  # before the stores are built: they are timed
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
     schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db)])  # every db: the media sweep
@@ -94,6 +100,8 @@ def build_app(deployment: Deployment) -> Any:
             await dispatcher.open()
         for database in server.databases.values():  # mail a stopped process left queued
             resuming.add(asyncio.create_task(resume_mail(database)))
+        if instruments is not None:  # the tallies reach the shared metrics once a second
+            resuming.add(asyncio.create_task(instruments.flush_every()))
 
     async def stop() -> None:
         for task in resuming:
@@ -104,12 +112,18 @@ def build_app(deployment: Deployment) -> Any:
         for dispatcher in dispatchers:
             await dispatcher.close()
         await server.close()
+        if instruments is not None:  # what the last requests and store calls tallied
+            instruments.flush()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
-                          on_shutdown=[stop])
+                          on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
+                          logging_config=None)  # docbase.http.logs configures logging
+    trusted = None
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
-    return SecurityHeaders(app)
+        trusted = app.is_trusted
+    return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS,
+                                           trusted_proxy=trusted))
 
 
 async def resume_mail(database: Database) -> None:
@@ -180,10 +194,15 @@ def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
     """
     out = out or sys.stdout
     check(deployment)
+    logging.config.dictConfig(logging_config(deployment.log_format))
     ensure_data_dir(deployment.data_path)
     listener = prepare_listener(deployment)
     admin = asyncio.run(bootstrap(deployment))
-    print(banner(deployment, listener, admin), file=out, flush=True)
+    if deployment.log_format == "json":
+        for line in banner(deployment, listener, admin).splitlines():
+            announce(line, "json")
+    else:
+        print(banner(deployment, listener, admin), file=out, flush=True)
     os.environ[DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
     supervise(WORKER_APP, deployment, listener, pid_file=deployment.data_path / PID_FILE)
 

@@ -25,6 +25,7 @@ from docbase.core.hooks.context import HookHost, JobContext, PrivilegedDatabase
 from docbase.core.hooks.jobs import Job
 from docbase.core.ids import format_timestamp, utc_now
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.metrics import instruments
 from docbase.core.query import Lt
 
 if TYPE_CHECKING:
@@ -122,6 +123,7 @@ class JobScheduler(AsyncResource):
             status, error = describe(exc)
             logger.error("job %s at %s: %s", job.name, format_timestamp(tick), error,
                          exc_info=exc.__cause__ or exc)
+        instruments().job_run(job.name, failed=status != "ok")
         await record(self.database.store, {
             "kind": "job", "name": job.name, "schedule": job.schedule,
             "tick": format_timestamp(tick), "status": status, "error": error,

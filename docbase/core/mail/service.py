@@ -35,6 +35,7 @@ from docbase.core.mail import outbound
 from docbase.core.mail.compose import sender_address
 from docbase.core.mail.outbound import OUTBOUND_COLLECTION, Status
 from docbase.core.mail.requests import parse_mail_body
+from docbase.core.metrics import instruments
 from docbase.core.ports import Mailer
 from docbase.core.query import JSON
 from docbase.core.settings.stored import MailSettings, SmtpSettings
@@ -210,5 +211,6 @@ class MailService:
         else:
             await log.patch(record_id, outbound.sent(name, transport_id))
             return MailOutcome(record_id, Status.SENT.value), False
+        instruments().mail_failed()
         await log.patch(record_id, outbound.failed(name, error))
         return MailOutcome(record_id, Status.FAILED.value, error), unreachable

@@ -41,6 +41,7 @@ from docbase.core.errors import (
 )
 from docbase.core.ids import format_timestamp
 from docbase.core.lifecycle import AsyncResource, stop_task
+from docbase.core.metrics import instruments
 from docbase.core.plugins import import_target
 from docbase.core.ports import WebhookRequest, WebhookSender
 from docbase.core.webhooks.delivery import delivery_headers, webhook_body
@@ -213,6 +214,7 @@ class WebhookDispatcher(AsyncResource):
 
     async def _failed(self, webhook: Webhook, cursor: int, attempt: str,
                       error: WebhookDeliveryError) -> None:
+        instruments().webhook_failed()
         limits = self.database.limits
         failures = webhook.failures + 1
         delay = min(limits.webhook_retry_delay * 2 ** (failures - 1), MAX_DELAY)
