@@ -25,6 +25,7 @@ from docbase.core.media import MEDIA_COLLECTION, Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.pipeline.cascade import CascadedDeletes
+from docbase.core.portability.capture import capture_running
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.relations import ParentRef, Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
@@ -164,9 +165,10 @@ class Database(AsyncResource):
         return await self.relations.child_fields(collection)
 
     async def _change_log_wanted(self) -> bool:
-        """Whether writes go to the change log: while realtime is on or a webhook is."""
+        """Whether writes go to the change log: while realtime, a webhook or an export is on."""
         return ((await self.settings.load()).realtime.enabled
-                or await self.webhooks.any_enabled())
+                or await self.webhooks.any_enabled()
+                or await capture_running(self.store, self.auth_cache))
 
 
 __all__ = ["Collection", "Database", "ParentRef", "check_collection_name"]

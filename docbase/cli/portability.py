@@ -1,0 +1,194 @@
+"""``docbase export``, ``import``, ``restore``, ``backup`` and ``migrate``.
+
+They move a database's content in and out as one archive file (``docs/portability.md``
+documents the format) and between stores. Progress goes to stderr (a bar on a
+terminal, plain lines otherwise), then a summary line; nothing goes to stdout but
+``migrate``'s verification table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import contextlib
+import tempfile
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, get_args
+
+from docbase.cli.common import (
+    UsageError,
+    add_action,
+    database_of,
+    on_database,
+    print_table,
+    redact,
+    say,
+)
+from docbase.cli.progress import BarProgress, progress_for_stderr
+from docbase.config import DatabaseEntry
+from docbase.bootstrap import open_database
+from docbase.core.database import Database
+from docbase.core.portability import ImportMode, export_archive, import_archive
+from docbase.core.portability.importing import stored_collections
+from docbase.core.portability.migrating import follow, verify
+
+
+def register(commands: Any) -> None:
+    """Add the portability commands."""
+    exporter = add_action(commands, "export", export_command,
+                          help="write the database into one archive file")
+    exporter.add_argument("--out", required=True, metavar="FILE",
+                          help="the archive to write (.tar, or .tar.gz to compress)")
+    exporter.add_argument("--collections", metavar="A,B",
+                          help="only these collections (comma-separated), no system data")
+    exporter.add_argument("--include-secrets", action="store_true",
+                          help="keep secrets in the settings (SMTP password, token secrets)")
+    importer = add_action(commands, "import", import_command,
+                          help="read an archive into the database")
+    importer.add_argument("file", metavar="FILE", help="the archive")
+    importer.add_argument("--mode", choices=get_args(ImportMode), default="insert",
+                          help="a document whose _id is stored already with other content: "
+                               "refuse it (insert, the default), keep the stored one (skip) "
+                               "or replace it (upsert)")
+    importer.add_argument("--no-validate", action="store_true",
+                          help="skip the schemas' field checks")
+    restorer = add_action(commands, "restore", restore_command,
+                          help="read an archive into an empty database")
+    restorer.add_argument("file", metavar="FILE", help="the archive")
+    backer = add_action(commands, "backup", backup_command,
+                        help="write a dated archive into a directory, keeping the newest N")
+    backer.add_argument("--dir", required=True, metavar="DIR", help="the backup directory")
+    backer.add_argument("--keep", type=int, default=7, metavar="N",
+                        help="archives to keep (default 7)")
+    migrator = add_action(commands, "migrate", migrate_command,
+                          help="copy the database into another store and verify it")
+    migrator.add_argument("--to", required=True, metavar="STORAGE_URL",
+                          help="the target store (sqlite:///..., postgresql://..., "
+                               "mongodb://...)")
+    migrator.add_argument("--follow", action="store_true",
+                          help="then keep applying the source's writes until Ctrl-C")
+
+
+def _finish(progress: Any) -> None:
+    if isinstance(progress, BarProgress):
+        progress.stop()
+
+
+@on_database
+async def export_command(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    """``export --out FILE [--collections A,B] [--include-secrets]``."""
+    chosen = None if args.collections is None else [
+        c for c in args.collections.split(",") if c]
+    progress = progress_for_stderr()
+    try:
+        _, summary = await export_archive(db, Path(args.out), collections=chosen,
+                                          secrets=args.include_secrets, progress=progress)
+    finally:
+        _finish(progress)
+    say(summary.line(f"database {entry.name!r}: exported"))
+    return 0
+
+
+async def _import(db: Database, path: Path, mode: ImportMode, validate: bool,
+                  name: str) -> int:
+    progress = progress_for_stderr()
+    try:
+        _, summary = await import_archive(db, path, mode=mode, validate=validate,
+                                          progress=progress)
+    finally:
+        _finish(progress)
+    say(summary.line(f"database {name!r}: imported"))
+    return 0
+
+
+def _archive(args: argparse.Namespace) -> None:
+    if not Path(args.file).is_file():
+        raise UsageError(f"no archive file {args.file!r}")
+
+
+async def _import_action(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    return await _import(db, Path(args.file), args.mode, not args.no_validate, entry.name)
+
+
+import_command = on_database(_import_action, check=_archive)
+"""``import FILE [--mode insert|upsert|skip] [--no-validate]``."""
+
+
+async def _restore_action(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    held = await stored_collections(db)
+    if held:
+        say(f"error: database {entry.name!r} is not empty (it holds {', '.join(held)}); "
+            "restore only into an empty store, or use 'docbase import'")
+        return 1
+    return await _import(db, Path(args.file), "insert", True, entry.name)
+
+
+restore_command = on_database(_restore_action, check=_archive)
+"""``restore FILE``: import into an empty database."""
+
+
+@on_database
+async def backup_command(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    """``backup --dir DIR [--keep N]``: one archive now, the oldest beyond N deleted."""
+    if args.keep < 1:
+        raise UsageError("--keep must be at least 1")
+    directory = Path(args.dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    out = directory / f"{entry.name}-{stamp}.tar.gz"
+    progress = progress_for_stderr()
+    try:
+        _, summary = await export_archive(db, out, secrets=True, progress=progress)
+    finally:
+        _finish(progress)
+    say(summary.line(f"database {entry.name!r}: backed up to {out}:"))
+    for old in sorted(directory.glob(f"{entry.name}-*.tar.gz"))[:-args.keep]:
+        old.unlink()
+        say(f"deleted the old backup {old}")
+    return 0
+
+
+def migrate_command(args: argparse.Namespace) -> int:
+    """``migrate --to STORAGE_URL [--follow]``."""
+    deployment, entry = database_of(args)
+    target_entry = DatabaseEntry(entry.name, args.to)
+
+    async def go() -> int:
+        async with open_database(deployment, entry) as source, \
+                open_database(deployment, target_entry) as target:
+            return await _migrate(args, source, target)
+
+    return asyncio.run(go())
+
+
+async def _migrate(args: argparse.Namespace, source: Database, target: Database) -> int:
+    progress = progress_for_stderr()
+    with tempfile.TemporaryDirectory(prefix="docbase-migrate-") as work:
+        path = Path(work) / "migration.tar"
+        try:
+            manifest, exported = await export_archive(source, path, secrets=True,
+                                                      progress=progress)
+            await import_archive(target, path, progress=progress)
+        finally:
+            _finish(progress)
+        checks = await verify(target, path, manifest.collections)
+    print_table([["collection", "source", "target", "checksum"]] + [
+        [c.name, str(c.expected), str(c.found), "ok" if c.ok else "DIFFERS"] for c in checks])
+    say(exported.line(f"migrated to {redact(args.to)}:"))
+    if not all(c.ok for c in checks):
+        say("error: the target differs from the source (see the table)")
+        return 1
+    if args.follow:
+        say(f"following the source's writes from position {manifest.position}; "
+            "Ctrl-C stops")
+        applied = 0
+
+        def count(_entry: object) -> None:
+            nonlocal applied
+            applied += 1
+
+        with contextlib.suppress(asyncio.CancelledError):
+            await follow(source, target, manifest.position, applied=count)
+        say(f"applied {applied} write(s)")
+    return 0
