@@ -182,8 +182,9 @@ async def test_export_during_writes_is_one_point_in_time(
     """
     archive = tmp_path / "db.tar"
     async with database("sqlite-file", request) as db:
-        for name in ("odd", "even"):
-            await db.collection(name).insert_many([{"i": -1}] * 300)  # long enough to copy
+        for name in ("even", "odd"):  # long enough to copy that writes happen meanwhile
+            for _ in range(10):
+                await db.collection(name).insert_many([{"i": -1}] * 1000)
         written = 0
         stop = asyncio.Event()
 
@@ -203,9 +204,10 @@ async def test_export_during_writes_is_one_point_in_time(
         await task
     async with database("memory", request) as copy:
         await import_archive(copy, archive)
-        numbers = sorted(d["i"] for name in ("odd", "even")
-                         for d in await copy.collection(name).find(h={"$max": 100000})
-                         if d["i"] >= 0)
+        found = [d for name in ("odd", "even")
+                 for d in await copy.collection(name).find(
+                     {"i": {"$gte": 0}}, {"$max": 10000})]
+        numbers = sorted(d["i"] for d in found if d["i"] >= 0)
     assert numbers[:acknowledged] == list(range(acknowledged))
     assert numbers == list(range(len(numbers)))
     assert len(numbers) > acknowledged  # writes went on during the export

@@ -61,8 +61,23 @@ async def pages(store: DocumentStore, collection: str,
 
 
 def canonical(line: bytes) -> bytes:
-    """A document's JSON text with keys sorted at every depth (for checksums)."""
-    return _sorted.encode(msgspec.json.decode(line))
+    """A document's JSON text with keys sorted at every depth (for checksums).
+
+    A number is written the same whatever type an engine gave it back as (``2.0`` and
+    ``2`` are one JSON number, and the wire server of MongoDB returns integral doubles
+    as integers).
+    """
+    return _sorted.encode(_numbers(msgspec.json.decode(line)))
+
+
+def _numbers(value: object) -> object:
+    if isinstance(value, float) and value.is_integer() and abs(value) < 2**63:
+        return int(value)
+    if isinstance(value, dict):
+        return {k: _numbers(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_numbers(v) for v in value]
+    return value
 
 
 class ContentDigest:

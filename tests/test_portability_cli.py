@@ -1,0 +1,94 @@
+"""The portability commands as an operator runs them: real processes, real files."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import docbase
+from docbase.core.portability import export_archive
+from docbase.core.portability.migrating import verify
+
+DOCUMENTS = 30000
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "docbase.cli", *args], capture_output=True,
+                          text=True, timeout=120, check=False)
+
+
+async def _source_archive(path: Path, tmp: Path) -> None:
+    async with await docbase.connect(f"sqlite:///{tmp}/source.db") as db:
+        things = db.collection("things")
+        for start in range(0, DOCUMENTS, 1000):
+            await things.insert_many([{"n": i, "text": f"thing {i} ü", "tags": [i % 7]}
+                                      for i in range(start, start + 1000)])
+        await export_archive(db, path)
+
+
+async def _empty(url: str) -> None:
+    async with await docbase.connect(url):
+        pass
+
+
+async def _checks(url: str, archive: Path) -> list[bool]:
+    async with await docbase.connect(url) as db:
+        from docbase.core.portability.archive import open_archive, read_manifest
+        with open_archive(archive) as tar:
+            manifest = read_manifest(tar)
+        return [c.ok for c in await verify(db, archive, manifest.collections)]
+
+
+def test_import_killed_at_random_moments_then_rerun_equals_one_clean_import(
+        tmp_path: Path) -> None:
+    archive = tmp_path / "things.tar"
+    asyncio.run(_source_archive(archive, tmp_path))
+    url = f"sqlite:///{tmp_path}/target.db"
+    asyncio.run(_empty(url))
+    rng = random.Random(24)
+    for _ in range(3):
+        process = subprocess.Popen(  # noqa: S603
+            [sys.executable, "-m", "docbase.cli", "import", str(archive), "--storage", url],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        time.sleep(rng.uniform(0.8, 2.0))
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+    finished = run_cli("import", str(archive), "--storage", url)
+    assert finished.returncode == 0, finished.stderr
+    assert "imported 1 collection(s), 30000 document(s)" in finished.stderr
+    assert asyncio.run(_checks(url, archive)) == [True]
+
+
+def test_export_import_migrate_and_restore_from_the_command_line(tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path}/a.db"
+    asyncio.run(_seed(source))
+    archive = tmp_path / "a.tar.gz"
+    exported = run_cli("export", "--out", str(archive), "--storage", source)
+    assert exported.returncode == 0, exported.stderr
+    assert "exported 1 collection(s), 3 document(s)" in exported.stderr
+    target = f"sqlite:///{tmp_path}/b.db"
+    asyncio.run(_empty(target))
+    restored = run_cli("restore", str(archive), "--storage", target)
+    assert restored.returncode == 0, restored.stderr
+    again = run_cli("restore", str(archive), "--storage", target)
+    assert again.returncode == 1 and "is not empty" in again.stderr
+    migrated = run_cli("migrate", "--to", f"sqlite:///{tmp_path}/c.db", "--storage", source)
+    assert migrated.returncode == 0, migrated.stderr
+    assert migrated.stdout.split("\n")[1].split() == ["birds", "3", "3", "ok"]
+    backups = tmp_path / "backups"
+    for _ in range(3):
+        done = run_cli("backup", "--dir", str(backups), "--keep", "2", "--storage", source)
+        assert done.returncode == 0, done.stderr
+        time.sleep(1.1)
+    assert len(list(backups.iterdir())) == 2
+
+
+async def _seed(url: str) -> None:
+    async with await docbase.connect(url) as db:
+        await db.collection("birds").insert_many([{"name": n} for n in ("wren", "kite", "tit")])
