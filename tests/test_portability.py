@@ -131,7 +131,8 @@ async def test_import_twice_duplicates_nothing_and_refuses_changed_documents(
         await things.patch(first["_id"], {"n": -1})
         with pytest.raises(ImportRefused) as refused:
             await import_archive(origin, archive)
-        assert refused.value.collection == "things" and refused.value.line >= 1
+        assert refused.value.collection == "things"
+        assert refused.value.line >= 1
         await import_archive(origin, archive, mode="skip")
         assert (await things.get(first["_id"]))["n"] == -1
         await import_archive(origin, archive, mode="upsert")

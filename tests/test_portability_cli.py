@@ -53,7 +53,7 @@ def test_import_killed_at_random_moments_then_rerun_equals_one_clean_import(
     asyncio.run(_empty(url))
     rng = random.Random(24)
     for _ in range(3):
-        process = subprocess.Popen(  # noqa: S603
+        process = subprocess.Popen(
             [sys.executable, "-m", "docbase.cli", "import", str(archive), "--storage", url],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         time.sleep(rng.uniform(0.8, 2.0))
@@ -77,7 +77,8 @@ def test_export_import_migrate_and_restore_from_the_command_line(tmp_path: Path)
     restored = run_cli("restore", str(archive), "--storage", target)
     assert restored.returncode == 0, restored.stderr
     again = run_cli("restore", str(archive), "--storage", target)
-    assert again.returncode == 1 and "is not empty" in again.stderr
+    assert again.returncode == 1
+    assert "is not empty" in again.stderr
     migrated = run_cli("migrate", "--to", f"sqlite:///{tmp_path}/c.db", "--storage", source)
     assert migrated.returncode == 0, migrated.stderr
     assert migrated.stdout.split("\n")[1].split() == ["birds", "3", "3", "ok"]

@@ -1,5 +1,7 @@
-"""The ``docbase`` command: serve; manage databases, keys, users, schemas, webhooks, mail, media;
-export, import, back up and migrate.
+"""The ``docbase`` command: serve, manage a deployment, move its data in and out.
+
+It serves; manages databases, keys, users, schemas, webhooks, mail and media; and
+exports, imports, backs up and migrates.
 
 Every command acts on a deployment named by ``--data-dir`` (default
 ``./docbase-data``), ``--storage`` and ``--config``, and on one of its databases with

@@ -16,6 +16,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
+from docbase.bootstrap import open_database
 from docbase.cli.common import (
     UsageError,
     add_action,
@@ -27,7 +28,6 @@ from docbase.cli.common import (
 )
 from docbase.cli.progress import BarProgress, progress_for_stderr
 from docbase.config import DatabaseEntry
-from docbase.bootstrap import open_database
 from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
 from docbase.core.portability.importing import stored_collections
@@ -133,8 +133,7 @@ async def backup_command(args: argparse.Namespace, db: Database, entry: Database
     """``backup --dir DIR [--keep N]``: one archive now, the oldest beyond N deleted."""
     if args.keep < 1:
         raise UsageError("--keep must be at least 1")
-    directory = Path(args.dir)
-    directory.mkdir(parents=True, exist_ok=True)
+    directory = _backup_directory(args.dir)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     out = directory / f"{entry.name}-{stamp}.tar.gz"
     progress = progress_for_stderr()
@@ -143,10 +142,23 @@ async def backup_command(args: argparse.Namespace, db: Database, entry: Database
     finally:
         _finish(progress)
     say(summary.line(f"database {entry.name!r}: backed up to {out}:"))
-    for old in sorted(directory.glob(f"{entry.name}-*.tar.gz"))[:-args.keep]:
-        old.unlink()
+    for old in _expired(directory, entry.name, args.keep):
         say(f"deleted the old backup {old}")
     return 0
+
+
+def _backup_directory(name: str) -> Path:
+    directory = Path(name)
+    directory.mkdir(parents=True, exist_ok=True)
+    return directory
+
+
+def _expired(directory: Path, database: str, keep: int) -> list[Path]:
+    """Delete the oldest backups of ``database`` beyond the newest ``keep``; list them."""
+    doomed = sorted(directory.glob(f"{database}-*.tar.gz"))[:-keep]
+    for old in doomed:
+        old.unlink()
+    return doomed
 
 
 def migrate_command(args: argparse.Namespace) -> int:

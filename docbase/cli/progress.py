@@ -54,7 +54,7 @@ class BarProgress:
     """A ``rich`` progress bar per step (stderr is a terminal)."""
 
     def __init__(self) -> None:
-        from rich.progress import (
+        from rich.progress import (  # noqa: PLC0415 (rich is optional: the server extra)
             BarColumn,
             MofNCompleteColumn,
             Progress,

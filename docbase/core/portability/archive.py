@@ -156,7 +156,7 @@ def open_archive(path: Path) -> tarfile.TarFile:
 
     """
     try:
-        return tarfile.open(path, "r|*")  # noqa: SIM115
+        return tarfile.open(path, "r|*")
     except (tarfile.TarError, OSError) as exc:
         raise InvalidArchive(f"cannot read archive {str(path)!r}: {exc}") from None
 

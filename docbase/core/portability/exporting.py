@@ -25,6 +25,7 @@ import tempfile
 import time
 from collections.abc import Sequence
 from pathlib import Path
+
 import msgspec
 
 from docbase.core.documents import Document
@@ -66,7 +67,7 @@ async def export_archive(db: PortableDatabase, out: Path, *,
     """
     progress = progress or QuietProgress()
     began = time.monotonic()
-    out = out.resolve()
+    out = _absolute(out)
     with tempfile.TemporaryDirectory(dir=out.parent, prefix=".docbase-export-") as spool_dir:
         async with capturing(db.store, db.auth_cache):
             log = db.changes.log
@@ -105,8 +106,16 @@ async def export_archive(db: PortableDatabase, out: Path, *,
             progress.end()
         os.replace(part, out)
     return manifest, Summary(collections=len(entries), documents=manifest.documents,
-                             media=len(sizes), bytes=out.stat().st_size,
+                             media=len(sizes), bytes=_size(out),
                              seconds=time.monotonic() - began)
+
+
+def _absolute(path: Path) -> Path:
+    return path.resolve()
+
+
+def _size(path: Path) -> int:
+    return path.stat().st_size
 
 
 async def _chosen(db: PortableDatabase, collections: Sequence[str] | None) -> list[str]:
@@ -143,14 +152,17 @@ async def _finish(db: PortableDatabase, copied: Spool, changed: dict[str, Docume
         if changed and document_id(line) in changed:
             continue
         if copied.name == SETTINGS_COLLECTION and not secrets:
-            line = _encode(redact_settings(msgspec.json.decode(line)))
-        final.write_lines([line])
+            final.write_lines([_encode(redact_settings(msgspec.json.decode(line)))])
+        else:
+            final.write_lines([line])
     for document_id_, document in changed.items():
         if document is None:
             continue
         if secret:  # the log never carries password hashes: take them from the store
-            document = await _with_secrets(db, copied.name, document_id_, document, secret)
-        final.write_lines([_encode(document)])
+            final.write_lines([_encode(await _with_secrets(db, copied.name, document_id_,
+                                                           document, secret))])
+        else:
+            final.write_lines([_encode(document)])
     final.close()
     return final
 

@@ -62,6 +62,10 @@ class ImportRefused(DocbaseError):
         self.line = line
 
 
+def _size(path: Path) -> int:
+    return path.stat().st_size
+
+
 class Importer:
     """Imports one archive's collections and media into ``db``."""
 
@@ -100,7 +104,7 @@ class Importer:
                 await self._collection(entry, member.content)
                 summary.collections += 1
                 summary.documents += entry.count
-        summary.bytes = path.stat().st_size
+        summary.bytes = _size(path)
         summary.seconds = time.monotonic() - began
         return manifest, summary
 
