@@ -91,8 +91,8 @@ async def stream_many(request: HttpRequest, ctx: RequestContext, coll: Collectio
         body = _ndjson(first, pages)
     else:
         schema = await ctx.database.schemas.get(coll.name)
-        declared = ["_id"] + ([] if schema is None else [
-            f.name for f in schema.fields if f.type not in _NOT_COLUMNS])
+        declared = [] if schema is None or query.projection is not None else ["_id"] + [
+            f.name for f in schema.fields if f.type not in _NOT_COLUMNS]
         decoded = [_dict(d) for d in first]
         body = _csv(decoded, csv_columns(decoded, declared), pages)
     headers = dict(request.state.get(CORS_STATE) or {})

@@ -24,19 +24,16 @@ from docbase.core.untrusted_json import check_bounds, decode_untrusted
 _encode = msgspec.json.encode
 
 
-class LineError(InvalidQuery):
-    """A line (NDJSON) or row (CSV) of a request body that is not a document."""
-
-    def __init__(self, line: int, reason: str) -> None:
-        super().__init__(f"line {line}: {reason}")
-        self.line = line
+def line_error(line: int, reason: str) -> InvalidQuery:
+    """The error of a line (NDJSON) or row (CSV) of a body that is not a document (400)."""
+    return InvalidQuery(f"line {line}: {reason}")
 
 
 def ndjson_documents(body: bytes, max_depth: int) -> list[tuple[int, dict[str, Any]]]:
     """The documents of an NDJSON body with their line numbers; blank lines are skipped.
 
     Raises:
-        LineError: a line is not a JSON object (or breaks the bounds every body keeps).
+        InvalidQuery: a line is not a JSON object (or breaks the bounds every body keeps).
 
     """
     documents = []
@@ -47,9 +44,9 @@ def ndjson_documents(body: bytes, max_depth: int) -> list[tuple[int, dict[str, A
             document = decode_untrusted(line, f"line {number}")
             check_bounds(document, f"line {number}", max_depth, document=True)
         except InvalidQuery as exc:
-            raise LineError(number, exc.message.removeprefix(f"line {number} ")) from None
+            raise line_error(number, exc.message.removeprefix(f"line {number} ")) from None
         if not isinstance(document, dict):
-            raise LineError(number, "is not a JSON object")
+            raise line_error(number, "is not a JSON object")
         documents.append((number, document))
     return documents
 
@@ -58,27 +55,27 @@ def csv_documents(body: bytes, max_depth: int) -> list[tuple[int, dict[str, Any]
     """The documents of a CSV body (a header row, then one row each) with line numbers.
 
     Raises:
-        LineError: the body is not UTF-8, a row has more cells than the header, or a
+        InvalidQuery: the body is not UTF-8, a row has more cells than the header, or a
             header is empty or repeated.
 
     """
     try:
         text = body.decode("utf-8-sig")
     except UnicodeDecodeError:
-        raise LineError(1, "the CSV body is not UTF-8") from None
+        raise line_error(1, "the CSV body is not UTF-8") from None
     rows = csv.reader(io.StringIO(text, newline=""))
     header = next(rows, None)
     if header is None:
         return []
     if any(not name for name in header) or len(set(header)) != len(header):
-        raise LineError(1, "the header row must name every column once")
+        raise line_error(1, "the header row must name every column once")
     documents = []
     for row in rows:
         number = rows.line_num
         if not any(row):
             continue
         if len(row) > len(header):
-            raise LineError(number, f"has {len(row)} cells; the header names {len(header)}")
+            raise line_error(number, f"has {len(row)} cells; the header names {len(header)}")
         document = {name: _cell_value(cell) for name, cell in zip(header, row, strict=False)
                     if cell != ""}
         check_bounds(document, f"line {number}", max_depth, document=True)
