@@ -11,8 +11,6 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import tempfile
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, get_args
 
@@ -30,8 +28,9 @@ from docbase.cli.progress import BarProgress, progress_for_stderr
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
+from docbase.core.portability.backups import back_up
 from docbase.core.portability.importing import stored_collections
-from docbase.core.portability.migrating import follow, verify
+from docbase.core.portability.migrating import follow, migrate
 
 
 def register(commands: Any) -> None:
@@ -58,9 +57,10 @@ def register(commands: Any) -> None:
     restorer.add_argument("file", metavar="FILE", help="the archive")
     backer = add_action(commands, "backup", backup_command,
                         help="write a dated archive into a directory, keeping the newest N")
-    backer.add_argument("--dir", required=True, metavar="DIR", help="the backup directory")
-    backer.add_argument("--keep", type=int, default=7, metavar="N",
-                        help="archives to keep (default 7)")
+    backer.add_argument("--dir", metavar="DIR",
+                        help="the backup directory (default: the backup_dir setting)")
+    backer.add_argument("--keep", type=int, metavar="N",
+                        help="archives to keep (default: the backup_keep setting, 7)")
     migrator = add_action(commands, "migrate", migrate_command,
                           help="copy the database into another store and verify it")
     migrator.add_argument("--to", required=True, metavar="STORAGE_URL",
@@ -128,37 +128,31 @@ restore_command = on_database(_restore_action, check=_archive)
 """``restore FILE``: import into an empty database."""
 
 
-@on_database
-async def backup_command(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``backup --dir DIR [--keep N]``: one archive now, the oldest beyond N deleted."""
+def _backup_options(args: argparse.Namespace) -> None:
+    deployment, _ = database_of(args)
+    args.dir = args.dir or deployment.backup_dir
+    args.keep = deployment.backup_keep if args.keep is None else args.keep
+    if args.dir is None:
+        raise UsageError("give --dir, or set backup_dir in the config file")
     if args.keep < 1:
         raise UsageError("--keep must be at least 1")
-    directory = _backup_directory(args.dir)
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    out = directory / f"{entry.name}-{stamp}.tar.gz"
+
+
+async def _backup_action(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     progress = progress_for_stderr()
     try:
-        _, summary = await export_archive(db, out, secrets=True, progress=progress)
+        out, summary, expired = await back_up(db, Path(args.dir), args.keep,
+                                              progress=progress)
     finally:
         _finish(progress)
     say(summary.line(f"database {entry.name!r}: backed up to {out}:"))
-    for old in _expired(directory, entry.name, args.keep):
+    for old in expired:
         say(f"deleted the old backup {old}")
     return 0
 
 
-def _backup_directory(name: str) -> Path:
-    directory = Path(name)
-    directory.mkdir(parents=True, exist_ok=True)
-    return directory
-
-
-def _expired(directory: Path, database: str, keep: int) -> list[Path]:
-    """Delete the oldest backups of ``database`` beyond the newest ``keep``; list them."""
-    doomed = sorted(directory.glob(f"{database}-*.tar.gz"))[:-keep]
-    for old in doomed:
-        old.unlink()
-    return doomed
+backup_command = on_database(_backup_action, check=_backup_options)
+"""``backup [--dir DIR] [--keep N]``: one archive now, the oldest beyond N deleted."""
 
 
 def migrate_command(args: argparse.Namespace) -> int:
@@ -176,19 +170,16 @@ def migrate_command(args: argparse.Namespace) -> int:
 
 async def _migrate(args: argparse.Namespace, source: Database, target: Database) -> int:
     progress = progress_for_stderr()
-    with tempfile.TemporaryDirectory(prefix="docbase-migrate-") as work:
-        path = Path(work) / "migration.tar"
-        try:
-            manifest, exported = await export_archive(source, path, secrets=True,
-                                                      progress=progress)
-            await import_archive(target, path, progress=progress)
-        finally:
-            _finish(progress)
-        checks = await verify(target, path, manifest.collections)
+    try:
+        migration = await migrate(source, target, progress=progress)
+    finally:
+        _finish(progress)
+    manifest = migration.manifest
     print_table([["collection", "source", "target", "checksum"]] + [
-        [c.name, str(c.expected), str(c.found), "ok" if c.ok else "DIFFERS"] for c in checks])
-    say(exported.line(f"migrated to {redact(args.to)}:"))
-    if not all(c.ok for c in checks):
+        [c.name, str(c.expected), str(c.found), "ok" if c.ok else "DIFFERS"]
+        for c in migration.checks])
+    say(migration.summary.line(f"migrated to {redact(args.to)}:"))
+    if not migration.ok:
         say("error: the target differs from the source (see the table)")
         return 1
     if args.follow:

@@ -12,6 +12,7 @@ until the servers are switched over.
 from __future__ import annotations
 
 import asyncio
+import tempfile
 from collections.abc import Callable
 from pathlib import Path
 
@@ -23,8 +24,11 @@ from docbase.core.errors import NotFound
 from docbase.core.names import is_user_collection
 from docbase.core.portability.archive import members, open_archive, read_manifest
 from docbase.core.portability.capture import capturing
-from docbase.core.portability.format import CollectionEntry
+from docbase.core.portability.exporting import export_archive
+from docbase.core.portability.format import CollectionEntry, Manifest
+from docbase.core.portability.importing import import_archive
 from docbase.core.portability.paging import ContentDigest, digest_collection
+from docbase.core.portability.progress import Progress, Summary
 from docbase.core.portability.source import PortableDatabase
 
 POLL_SECONDS = 0.2
@@ -43,6 +47,39 @@ class CollectionCheck(msgspec.Struct, frozen=True, kw_only=True):
     def ok(self) -> bool:
         """Whether the target holds exactly the archive's documents."""
         return self.expected == self.found and self.expected_sum == self.found_sum
+
+
+class Migration(msgspec.Struct, frozen=True, kw_only=True):
+    """What :func:`migrate` did: the archive's manifest, a summary, each collection's check."""
+
+    manifest: Manifest
+    summary: Summary
+    checks: list[CollectionCheck]
+
+    @property
+    def ok(self) -> bool:
+        """Whether every collection arrived intact."""
+        return all(check.ok for check in self.checks)
+
+
+async def migrate(source: PortableDatabase, target: PortableDatabase, *,
+                  progress: Progress | None = None) -> Migration:
+    """Copy ``source`` into ``target`` through an archive (secrets included), then verify.
+
+    Running it again after an interruption resumes (the import skips what is stored).
+
+    Raises:
+        ImportRefused: the target holds a different document under an archived ``_id``.
+        BackendError: a store failed.
+
+    """
+    with tempfile.TemporaryDirectory(prefix="docbase-migrate-") as work:
+        path = Path(work) / "migration.tar"
+        manifest, summary = await export_archive(source, path, secrets=True,
+                                                 progress=progress)
+        await import_archive(target, path, progress=progress)
+        checks = await verify(target, path, manifest.collections)
+    return Migration(manifest=manifest, summary=summary, checks=checks)
 
 
 def archive_digests(path: Path) -> dict[str, ContentDigest]:
