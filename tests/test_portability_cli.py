@@ -86,10 +86,37 @@ def test_export_import_migrate_and_restore_from_the_command_line(tmp_path: Path)
     for _ in range(3):
         done = run_cli("backup", "--dir", str(backups), "--keep", "2", "--storage", source)
         assert done.returncode == 0, done.stderr
-        time.sleep(1.1)
     assert len(list(backups.iterdir())) == 2
 
 
 async def _seed(url: str) -> None:
     async with await docbase.connect(url) as db:
         await db.collection("birds").insert_many([{"name": n} for n in ("wren", "kite", "tit")])
+
+
+async def _run_backup_job_three_times(url: str, directory: Path) -> None:
+    from datetime import UTC, datetime
+
+    from docbase.core.hooks.context import JobContext, PrivilegedDatabase
+    from docbase.core.portability.backups import BACKUP_JOB, backup_job
+
+    async with await docbase.connect(url) as db:
+        job = backup_job(db, directory, 2, "0 3 * * *")
+        assert job.name == BACKUP_JOB
+        for _ in range(3):
+            await job.function(JobContext(job=BACKUP_JOB, tick=datetime.now(UTC),
+                                          db=PrivilegedDatabase(db)))
+
+
+def test_the_backup_job_writes_restorable_archives_and_keeps_the_newest(
+        tmp_path: Path) -> None:
+    source = f"sqlite:///{tmp_path}/a.db"
+    asyncio.run(_seed(source))
+    asyncio.run(_run_backup_job_three_times(source, tmp_path / "backups"))
+    kept = sorted((tmp_path / "backups").iterdir())
+    assert len(kept) == 2
+    target = f"sqlite:///{tmp_path}/b.db"
+    asyncio.run(_empty(target))
+    restored = run_cli("restore", str(kept[-1]), "--storage", target)
+    assert restored.returncode == 0, restored.stderr
+    assert "imported 1 collection(s), 3 document(s)" in restored.stderr
