@@ -52,11 +52,12 @@ class Spool:
     def write_lines(self, lines: list[bytes]) -> None:
         """Append documents given as JSON text, one a line."""
         assert self._file is not None
-        for line in lines:
-            data = line + b"\n"
-            self._file.write(data)
-            self._hash.update(data)
-            self.size += len(data)
+        if not lines:
+            return
+        data = b"\n".join(lines) + b"\n"
+        self._file.write(data)
+        self._hash.update(data)
+        self.size += len(data)
         self.count += len(lines)
 
     def close(self) -> None:

@@ -147,6 +147,8 @@ async def _secret_fields(db: PortableDatabase, name: str) -> list[str]:
 async def _finish(db: PortableDatabase, copied: Spool, changed: dict[str, Document | None],
                   secret: list[str], secrets: bool) -> Spool:
     """The collection's final member: the copy with the changed documents replaced."""
+    if not changed and (copied.name != SETTINGS_COLLECTION or secrets):
+        return copied
     final = Spool(copied.directory, copied.name + ".final")
     for line in copied.read_lines():
         if changed and document_id(line) in changed:
