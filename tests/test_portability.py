@@ -22,7 +22,8 @@ from docbase.core.auth.users import USERS_COLLECTION, create_user
 from docbase.core.database import Database
 from docbase.core.media.receiving import Upload
 from docbase.core.portability import ImportRefused, export_archive, import_archive
-from docbase.core.portability.migrating import migrate
+from docbase.core.portability.capture import capturing
+from docbase.core.portability.migrating import follow, migrate
 from docbase.core.schema.definition import parse_schema
 from docbase.testing.document_strategies import documents
 from tests.backends import BACKENDS
@@ -202,3 +203,34 @@ async def test_export_during_writes_is_one_point_in_time(
     assert numbers[:acknowledged] == list(range(acknowledged))
     assert numbers == list(range(len(numbers)))
     assert len(numbers) > acknowledged  # writes went on during the export
+
+
+async def test_follow_applies_the_sources_later_writes_to_the_target(
+        request: pytest.FixtureRequest) -> None:
+    async with database("sqlite-file", request) as origin, \
+            database("memory", request) as copy:
+        birds = origin.collection("birds")
+        wren = await birds.insert({"name": "wren"})
+        kite = await birds.insert({"name": "kite"})
+        async with capturing(origin.store, origin.auth_cache):  # as migrate --follow does
+            migration = await migrate(origin, copy)
+            owl = await birds.insert({"name": "owl"})  # before following starts
+            applied: list[str] = []
+            following = asyncio.create_task(follow(
+                origin, copy, migration.manifest.position,
+                applied=lambda entry: applied.append(entry.event)))
+            try:
+                await birds.patch(wren["_id"], {"name": "winter wren"})
+                await birds.delete(kite["_id"])
+                for _ in range(100):
+                    if len(applied) >= 3:
+                        break
+                    await asyncio.sleep(0.05)
+            finally:
+                following.cancel()
+                with contextlib.suppress(asyncio.CancelledError):
+                    await following
+        assert applied == ["post", "put", "delete"]
+        names = sorted(d["name"] for d in await copy.collection("birds").find())
+        assert names == ["owl", "winter wren"]
+        assert (await copy.collection("birds").get(owl["_id"]))["_id"] == owl["_id"]

@@ -72,6 +72,7 @@ def test_export_import_migrate_and_restore_from_the_command_line(tmp_path: Path)
     exported = run_cli("export", "--out", str(archive), "--storage", source)
     assert exported.returncode == 0, exported.stderr
     assert "exported 1 collection(s), 3 document(s)" in exported.stderr
+    assert "docbase: birds: 3/3 (" in exported.stderr  # not a terminal: plain progress lines
     target = f"sqlite:///{tmp_path}/b.db"
     asyncio.run(_empty(target))
     restored = run_cli("restore", str(archive), "--storage", target)

@@ -29,6 +29,7 @@ from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
 from docbase.core.portability.backups import back_up
+from docbase.core.portability.capture import capturing
 from docbase.core.portability.importing import stored_collections
 from docbase.core.portability.migrating import follow, migrate
 
@@ -169,6 +170,15 @@ def migrate_command(args: argparse.Namespace) -> int:
 
 
 async def _migrate(args: argparse.Namespace, source: Database, target: Database) -> int:
+    if not args.follow:
+        return await _copy_and_follow(args, source, target)
+    # the source's writes must be logged from before the export until following ends
+    async with capturing(source.store, source.auth_cache):
+        return await _copy_and_follow(args, source, target)
+
+
+async def _copy_and_follow(args: argparse.Namespace, source: Database,
+                           target: Database) -> int:
     progress = progress_for_stderr()
     try:
         migration = await migrate(source, target, progress=progress)

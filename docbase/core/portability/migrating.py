@@ -121,6 +121,11 @@ async def follow(source: PortableDatabase, target: PortableDatabase, position: i
                  applied: Callable[[Change], None] | None = None) -> None:
     """Apply the source's writes after ``position`` to ``target``, until cancelled.
 
+    The source logs writes only while a capture lease is held: hold one
+    (:func:`~.capture.capturing`) from before the export that gave ``position``, so no
+    write between the export and this call goes unlogged (``docbase migrate --follow``
+    does). This call holds its own too, for as long as it runs.
+
     Raises:
         BackendError: a store failed.
 
