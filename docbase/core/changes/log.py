@@ -16,7 +16,8 @@ subscribers); a process that dies between the two leaves a write without its ent
 ``docs/realtime.md`` states this window.
 
 Only user collections are logged, and only while someone consumes the log (the
-``wanted`` callable: realtime is on, or a webhook is configured). Every
+``wanted`` callable: realtime is on, a webhook is configured, or an export holds a
+capture lease, ``docbase/core/portability/capture.py``). Every
 :data:`PRUNE_EVERY` entries the writer of that entry deletes those beyond
 ``limits.change_max_entries`` or older than ``limits.change_retention``.
 """

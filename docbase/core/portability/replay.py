@@ -18,6 +18,7 @@ from collections.abc import Collection
 from docbase.core.changes.log import ChangeLog
 from docbase.core.changes.reader import LogReader
 from docbase.core.documents import Document
+from docbase.core.errors import DocbaseError
 
 Changed = dict[str, dict[str, Document | None]]
 """Per collection, per ``_id``: the document as of the end position, or ``None`` (deleted)."""
@@ -32,6 +33,9 @@ async def changes_between(log: ChangeLog, start: int, end: int, *, grace: float,
     ``only`` restricts it to those collections.
 
     Raises:
+        ExportOverrun: the log was pruned past ``start`` meanwhile (more writes during
+            the export than ``limits.change_max_entries``): the archive could not be
+            made consistent.
         BackendError: the store failed.
 
     """
@@ -43,7 +47,7 @@ async def changes_between(log: ChangeLog, start: int, end: int, *, grace: float,
             await asyncio.sleep(POLL_SECONDS)
         for entry in entries:
             if entry.seq > end:
-                return changed
+                break
             if entry.collection is None or (only is not None and entry.collection not in only):
                 continue
             states = changed.setdefault(entry.collection, {})
@@ -51,4 +55,12 @@ async def changes_between(log: ChangeLog, start: int, end: int, *, grace: float,
                 states.update(dict.fromkeys(entry.ids))
             else:
                 states.update((str(d["_id"]), d) for d in entry.documents)
+    if (await log.state())[1] > start:
+        raise ExportOverrun("the change log was pruned while the export copied (more "
+                            "writes than limits.change_max_entries): export again, or "
+                            "raise that limit")
     return changed
+
+
+class ExportOverrun(DocbaseError):
+    """The writes made during an export outran the change log's retention."""
