@@ -85,7 +85,8 @@ def phase(name: str, *args: str) -> dict[str, float]:
 
 
 def _psql(url: str, sql: str) -> None:
-    subprocess.run(["psql", url, "-qc", sql], check=True)
+    subprocess.run(["psql", url, "-qc", sql], check=True,
+                   env=os.environ | {"PGOPTIONS": "-c client_min_messages=warning"})
 
 
 def store_url(backend: str, work: Path, name: str, postgresql: str) -> str:
