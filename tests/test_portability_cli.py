@@ -74,8 +74,7 @@ def test_export_import_migrate_and_restore_from_the_command_line(tmp_path: Path)
     assert exported.returncode == 0, exported.stderr
     assert "exported 1 collection(s), 3 document(s)" in exported.stderr
     assert "docbase: birds: 3/3 (" in exported.stderr  # not a terminal: plain progress lines
-    target = f"sqlite:///{tmp_path}/b.db"
-    asyncio.run(_empty(target))
+    target = f"sqlite:///{tmp_path}/b.db"  # a new file: restore creates it
     restored = run_cli("restore", str(archive), "--storage", target)
     assert restored.returncode == 0, restored.stderr
     again = run_cli("restore", str(archive), "--storage", target)
@@ -89,6 +88,13 @@ def test_export_import_migrate_and_restore_from_the_command_line(tmp_path: Path)
         done = run_cli("backup", "--dir", str(backups), "--keep", "1", "--storage", source)
         assert done.returncode == 0, done.stderr
     assert len(list(backups.iterdir())) == 1
+
+
+async def _fresh_server_database(url: str) -> None:
+    from docbase.core.auth.keys import create_key
+    async with await docbase.connect(url) as db:
+        await create_key(db, full_access=True)
+        await db.settings.set("mail.smtp.host", "smtp.example.com")
 
 
 async def _seed(url: str) -> None:
@@ -118,7 +124,7 @@ def test_the_backup_job_writes_restorable_archives_and_keeps_the_newest(
     kept = sorted((tmp_path / "backups").iterdir())
     assert len(kept) == 2
     target = f"sqlite:///{tmp_path}/b.db"
-    asyncio.run(_empty(target))
+    asyncio.run(_fresh_server_database(target))  # a first key and settings do not count
     restored = run_cli("restore", str(kept[-1]), "--storage", target)
     assert restored.returncode == 0, restored.stderr
     assert "imported 1 collection(s), 3 document(s)" in restored.stderr

@@ -11,18 +11,22 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
 
 from docbase.bootstrap import open_database
 from docbase.cli.common import (
+    DatabaseAction,
     UsageError,
     add_action,
     database_of,
+    deployment_from,
     on_database,
     print_table,
     redact,
     say,
+    with_database,
 )
 from docbase.cli.progress import BarProgress, progress_for_stderr
 from docbase.config import DatabaseEntry
@@ -30,8 +34,9 @@ from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
 from docbase.core.portability.backups import back_up
 from docbase.core.portability.capture import capturing
-from docbase.core.portability.importing import stored_collections
+from docbase.core.portability.importing import restore_blockers
 from docbase.core.portability.migrating import follow, migrate
+from docbase.core.registry import scheme_of
 
 
 def register(commands: Any) -> None:
@@ -112,21 +117,40 @@ async def _import_action(args: argparse.Namespace, db: Database, entry: Database
     return await _import(db, Path(args.file), args.mode, not args.no_validate, entry.name)
 
 
-import_command = on_database(_import_action, check=_archive)
+def into_database(action: DatabaseAction) -> Callable[[argparse.Namespace], int]:
+    """A handler running ``action`` on the database of ``--db``, created if it is new.
+
+    Unlike the other commands, an import or restore may target a SQLite file that does
+    not exist yet: it is where the data is going.
+    """
+    def handler(args: argparse.Namespace) -> int:
+        _archive(args)
+        deployment = deployment_from(args, storage=args.storage)
+        entry = deployment.database(args.db)
+        if scheme_of(entry.storage) == "memory":
+            raise UsageError(f"database {entry.name!r} is in memory, inside the server "
+                             "process: nothing can be imported into it from here")
+        return with_database(entry, deployment, lambda db: action(args, db, entry))
+
+    return handler
+
+
+import_command = into_database(_import_action)
 """``import FILE [--mode insert|upsert|skip] [--no-validate]``."""
 
 
 async def _restore_action(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    held = await stored_collections(db)
+    held = await restore_blockers(db)
     if held:
         say(f"error: database {entry.name!r} is not empty (it holds {', '.join(held)}); "
             "restore only into an empty store, or use 'docbase import'")
         return 1
-    return await _import(db, Path(args.file), "insert", True, entry.name)
+    return await _import(db, Path(args.file), "upsert", True, entry.name)
 
 
-restore_command = on_database(_restore_action, check=_archive)
-"""``restore FILE``: import into an empty database."""
+restore_command = into_database(_restore_action)
+"""``restore FILE``: import into an empty database (a fresh server's key and settings
+do not count)."""
 
 
 def _backup_options(args: argparse.Namespace) -> None:

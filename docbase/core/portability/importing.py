@@ -25,6 +25,8 @@ from typing import IO, Literal
 
 import msgspec
 
+from docbase.core.auth.keys import KEYS_COLLECTION
+from docbase.core.auth.revocation import REVOKED_COLLECTION
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, DocbaseError
 from docbase.core.evaluate import json_equal
@@ -47,6 +49,7 @@ from docbase.core.portability.progress import Progress, QuietProgress, Summary
 from docbase.core.portability.source import PortableDatabase
 from docbase.core.query import In, Query
 from docbase.core.schema.validation import Problems, check_fields
+from docbase.core.settings.store import SETTINGS_COLLECTION
 
 ImportMode = Literal["insert", "upsert", "skip"]
 BATCH = 1000
@@ -214,7 +217,17 @@ async def import_archive(db: PortableDatabase, path: Path, *, mode: ImportMode =
     return await Importer(db, mode=mode, validate=validate, progress=progress).run(path)
 
 
-async def stored_collections(db: PortableDatabase) -> Sequence[str]:
-    """The collections of ``db`` an archive would restore into (for ``restore``)."""
+FRESH = frozenset({KEYS_COLLECTION, SETTINGS_COLLECTION, REVOKED_COLLECTION})
+"""System collections a database that was never used may hold (a first key, settings)."""
+
+
+async def restore_blockers(db: PortableDatabase) -> Sequence[str]:
+    """The collections that make ``db`` not empty enough to restore into.
+
+    A database just created by ``docbase serve`` or ``docbase db create`` has an API key
+    and maybe settings; those do not count (a restore adds the archive's keys beside
+    them and replaces the settings). Any user collection or other system data does.
+    """
     names = await db.store.collections()
-    return [n for n in names if is_user_collection(n) or n in SYSTEM_ORDER]
+    return [n for n in names
+            if is_user_collection(n) or (n in SYSTEM_ORDER and n not in FRESH)]
