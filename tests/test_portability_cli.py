@@ -8,7 +8,6 @@ import random
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import docbase
@@ -46,6 +45,21 @@ async def _checks(url: str, archive: Path) -> list[bool]:
         return [c.ok for c in await verify(db, archive, manifest.collections)]
 
 
+async def _kill_while_importing(process: subprocess.Popen[bytes], url: str,
+                                 after: float) -> int:
+    """SIGKILL the import ``after`` seconds past its first stored batch; the count then."""
+    async with await docbase.connect(url) as db:
+        things = db.collection("things")
+        for _ in range(3000):  # at most a minute for the first batch to land
+            if await things.count() > 0 or process.poll() is not None:
+                break
+            await asyncio.sleep(0.02)
+        await asyncio.sleep(after)
+        os.kill(process.pid, signal.SIGKILL)
+        process.wait()
+        return await things.count()
+
+
 def test_import_killed_at_random_moments_then_rerun_equals_one_clean_import(
         tmp_path: Path) -> None:
     archive = tmp_path / "things.tar"
@@ -53,13 +67,14 @@ def test_import_killed_at_random_moments_then_rerun_equals_one_clean_import(
     url = f"sqlite:///{tmp_path}/target.db"
     asyncio.run(_empty(url))
     rng = random.Random(24)
+    counts = []
     for _ in range(3):
         process = subprocess.Popen(
             [sys.executable, "-m", "docbase.cli", "import", str(archive), "--storage", url],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        time.sleep(rng.uniform(0.8, 2.0))
-        os.kill(process.pid, signal.SIGKILL)
-        process.wait()
+        counts.append(asyncio.run(_kill_while_importing(process, url, rng.uniform(0, 0.4))))
+    assert any(0 < count < DOCUMENTS for count in counts), counts  # killed mid-import
+    assert counts == sorted(counts)  # each run went on from where the last one stopped
     finished = run_cli("import", str(archive), "--storage", url)
     assert finished.returncode == 0, finished.stderr
     assert "imported 1 collection(s), 30000 document(s)" in finished.stderr
