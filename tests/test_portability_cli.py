@@ -143,3 +143,62 @@ def test_the_backup_job_writes_restorable_archives_and_keeps_the_newest(
     restored = run_cli("restore", str(kept[-1]), "--storage", target)
     assert restored.returncode == 0, restored.stderr
     assert "imported 1 collection(s), 3 document(s)" in restored.stderr
+
+
+async def _numbers_in(archive: Path) -> list[int]:
+    from docbase.core.database import Database
+    from docbase.core.portability import import_archive
+    from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
+
+    async with Database(MemoryDocumentStore(), MemoryBlobStore()) as db:
+        await import_archive(db, archive)
+        found = [d for name in ("even", "odd")
+                 for d in await db.collection(name).find({"i": {"$gte": 0}}, {"$max": 10000})]
+        return sorted(d["i"] for d in found)
+
+
+def test_export_while_a_server_takes_writes_is_one_point_in_time(tmp_path: Path) -> None:
+    """A server process takes writes 0, 1, 2, ... alternately into two collections while
+    ``docbase export`` runs in another process: the archive holds every write
+    acknowledged before the export began and a prefix of the sequence (the store at one
+    moment), which needs the server to log its writes for the export (capture lease)."""
+    import threading
+
+    from tests.test_serve_harness import launch
+
+    served = launch(tmp_path)
+    try:
+        key = served.admin_key
+        for _ in range(30):  # "odd" is copied after "even": long enough for writes meanwhile
+            done = served.request("POST", "/rest/odd", key, json=[{"i": -1}] * 1000)
+            assert done.status_code == 201, done.text
+        written = 0
+        stop = threading.Event()
+
+        def writer() -> None:
+            nonlocal written
+            while not stop.is_set():
+                name = "even" if written % 2 == 0 else "odd"
+                answer = served.request("POST", f"/rest/{name}", key, json={"i": written})
+                assert answer.status_code == 201
+                written += 1
+
+        thread = threading.Thread(target=writer)
+        thread.start()
+        try:
+            while written < 20:
+                threading.Event().wait(0.05)
+            acknowledged = written
+            archive = tmp_path / "live.tar"
+            exported = run_cli("export", "--out", str(archive),
+                               "--data-dir", str(served.data_dir))
+            assert exported.returncode == 0, exported.stderr
+        finally:
+            stop.set()
+            thread.join()
+    finally:
+        served.stop()
+    numbers = asyncio.run(_numbers_in(archive))
+    assert numbers[:acknowledged] == list(range(acknowledged))
+    assert numbers == list(range(len(numbers)))
+    assert len(numbers) > acknowledged + 5  # writes went on during the export
