@@ -146,9 +146,9 @@ def test_the_backup_job_writes_restorable_archives_and_keeps_the_newest(
 
 
 async def _numbers_in(archive: Path) -> list[int]:
+    from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
     from docbase.core.database import Database
     from docbase.core.portability import import_archive
-    from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
 
     async with Database(MemoryDocumentStore(), MemoryBlobStore()) as db:
         await import_archive(db, archive)
