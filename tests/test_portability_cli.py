@@ -127,8 +127,10 @@ async def _run_backup_job_three_times(url: str, directory: Path) -> None:
         job = backup_job(db, directory, 2, "0 3 * * *")
         assert job.name == BACKUP_JOB
         for _ in range(3):
-            await job.function(JobContext(job=BACKUP_JOB, tick=datetime.now(UTC),
+            run = job.function(JobContext(job=BACKUP_JOB, tick=datetime.now(UTC),
                                           db=PrivilegedDatabase(db)))
+            assert run is not None
+            await run
 
 
 def test_the_backup_job_writes_restorable_archives_and_keeps_the_newest(
