@@ -204,3 +204,27 @@ def test_export_while_a_server_takes_writes_is_one_point_in_time(tmp_path: Path)
     assert numbers[:acknowledged] == list(range(acknowledged))
     assert numbers == list(range(len(numbers)))
     assert len(numbers) > acknowledged + 5  # writes went on during the export
+
+
+def test_serve_with_a_backup_dir_writes_backups_on_its_schedule(tmp_path: Path) -> None:
+    import time
+
+    from tests.test_serve_harness import launch
+
+    backups = tmp_path / "backups"
+    served = launch(tmp_path, "--backup-dir", str(backups), "--backup-schedule",
+                    "* * * * * */2", "--backup-keep", "2")
+    try:
+        added = served.request("POST", "/rest/birds", served.admin_key, json={"name": "wren"})
+        assert added.status_code == 201
+        seen: set[str] = set()
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(seen) < 3:
+            seen.update(path.name for path in backups.glob("docbase-*.tar.gz"))
+            time.sleep(0.1)
+    finally:
+        served.stop()
+    kept = {path.name for path in backups.glob("docbase-*.tar.gz")}
+    assert len(seen) >= 3, served.output()
+    assert min(seen) not in kept  # retention deleted the oldest
+    assert 2 <= len(kept) <= 3  # the newest two (and one a stopped run may not have expired)
