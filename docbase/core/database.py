@@ -33,6 +33,7 @@ from docbase.core.media import MEDIA_COLLECTION, Media
 from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.parents import ParentRef
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
+from docbase.core.portability.capture import CaptureLeases
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
 from docbase.core.ratelimit import RateLimiter
 from docbase.core.reads import ReadRoad
@@ -84,7 +85,8 @@ class Database(AsyncResource):
         log = ChangeLog(store, self.limits)
         self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, log)
         """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
-        self.changes = ChangeFeed(log, self.limits, LogDemand(self.settings, self.webhooks))
+        self.changes = ChangeFeed(log, self.limits, LogDemand(
+            self.settings, self.webhooks, CaptureLeases(store, self.auth_cache)))
         """Committed writes are published here and logged; ``db.changes(...)`` reads them
         back from every process (:mod:`docbase.core.changes`)."""
         self.pipeline = Pipeline(

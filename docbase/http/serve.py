@@ -26,6 +26,7 @@ import logging.config
 import os
 import socket
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 import msgspec
@@ -39,9 +40,11 @@ from docbase.config import PID_FILE, Deployment, ensure_data_dir
 from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
+from docbase.core.hooks.jobs import Job
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
 from docbase.core.metrics import NO_INSTRUMENTS
+from docbase.core.portability.backups import backup_job
 from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
@@ -78,14 +81,22 @@ def prepare_listener(deployment: Deployment) -> Listener:
     return Listener(str(certfile), str(keyfile), self_signed=True, created=created)
 
 
+def scheduled_backups(deployment: Deployment, db: Database) -> list[Job]:
+    """The backup job of ``db`` when the deployment has a ``backup_dir``."""
+    if deployment.backup_dir is None:
+        return []
+    return [backup_job(db, Path(deployment.backup_dir), deployment.backup_keep,
+                       deployment.backup_schedule)]
+
+
 def build_app(deployment: Deployment) -> Any:
     """Build the ASGI app a worker serves: docbase, behind the proxy check if configured."""
     entries = deployment.all_databases()
     instruments = install_metrics(deployment)  # before the stores are built: they are timed
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
-    schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db)])  # every db: the media sweep
-                  for db in server.databases.values()]
+    schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db), *scheduled_backups(deployment, db)])
+                  for db in server.databases.values()]  # every db: the media sweep, backups
     dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
 
     resuming: set[asyncio.Task[Any]] = set()

@@ -171,6 +171,9 @@ class QueryCompiler:
         return sa.or_(plain, walked)
 
     def _ordered(self, scope: Scope, path: Path, operand: JSON, op: str) -> Condition:
+        if scope is self.root and path == ("_id",) and isinstance(operand, str):
+            # every _id is a string, kept in the id column: a keyset page uses its index
+            return self.table.c.id.operate(_OPERATORS[op], operand)
         if operand is None:
             return self._null_or_missing(scope, path) if op in (">=", "<=") else sa.false()
         cls = type_class(operand)

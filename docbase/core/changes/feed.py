@@ -37,17 +37,27 @@ class EnabledWebhooks(Protocol):
         """Tell whether some webhook is enabled."""
 
 
-class LogDemand:
-    """Whether writes go to the change log: while realtime is on or a webhook is."""
+class RunningCaptures(Protocol):
+    """Whether an export or migration captures writes (``docs/portability.md``)."""
 
-    def __init__(self, settings: SettingsSource, webhooks: EnabledWebhooks) -> None:
+    async def running(self) -> bool:
+        """Tell whether some export or migration holds a capture lease now."""
+
+
+class LogDemand:
+    """Whether writes go to the change log: while realtime, a webhook or an export is on."""
+
+    def __init__(self, settings: SettingsSource, webhooks: EnabledWebhooks,
+                 captures: RunningCaptures) -> None:
         self.settings = settings
         self.webhooks = webhooks
+        self.captures = captures
 
     async def __call__(self) -> bool:
-        """Tell whether someone consumes the log now (both answers are cached)."""
+        """Tell whether someone consumes the log now (every answer is cached)."""
         return ((await self.settings.load()).realtime.enabled
-                or await self.webhooks.any_enabled())
+                or await self.webhooks.any_enabled()
+                or await self.captures.running())
 
 
 class ChangeFeed(ChangeBus):

@@ -16,8 +16,10 @@ subscribers); a process that dies between the two leaves a write without its ent
 ``docs/realtime.md`` states this window.
 
 Only user collections are logged, and only while someone consumes the log: the
-:class:`~.feed.ChangeFeed` asks its :class:`~.feed.LogDemand` (realtime is on, or a
-webhook is enabled) before it hands a write to :meth:`ChangeLog.record`. Every
+:class:`~.feed.ChangeFeed` asks its :class:`~.feed.LogDemand` (realtime is on, a
+webhook is enabled, or an export holds a capture lease,
+``docbase/core/portability/capture.py``) before it hands a write to
+:meth:`ChangeLog.record`. Every
 :data:`PRUNE_EVERY` entries the writer of that entry deletes those beyond
 ``limits.change_max_entries`` or older than ``limits.change_retention``.
 """

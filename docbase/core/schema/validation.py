@@ -93,36 +93,13 @@ class SchemaValidator:
                 if step == "hash":
                     await self._hash(schema, document, problems)
                 elif write.validate:
-                    self._document(document, schema, strict, problems)
+                    check_fields(document, schema, strict, problems)
                     await self._relations(schema, document, problems)
                 prefix = f"{index}." if write.bulk else ""
                 errors.extend(FieldError(prefix + name, tuple(messages))
                               for name, messages in problems.items())
             if errors:
                 raise ValidationFailed(_summary(write.collection, errors), errors)
-
-    def _document(self, document: Document, schema: CollectionSchema, strict: bool,
-                  problems: Problems) -> None:
-        for spec in schema.fields:
-            if spec.type is FieldType.CHILD:
-                if spec.name in document:
-                    problems[spec.name] = [child_message(spec)]
-                continue
-            if spec.name not in document and spec.default is not None:
-                document[spec.name] = spec.default
-            try:
-                value = coerce(spec, document.get(spec.name))
-            except BadValue as exc:
-                problems[spec.name] = list(exc.messages)
-                continue
-            if value is None and spec.required:
-                problems[spec.name] = ["is required"]
-            elif spec.name in document:
-                document[spec.name] = value
-        if strict:
-            for name in document:
-                if name not in SYSTEM_FIELDS and schema.field(name) is None:
-                    problems[name] = [f"is not a field of {schema.name!r}"]
 
     async def _relations(self, schema: CollectionSchema, document: Document,
                          problems: Problems) -> None:
@@ -239,6 +216,35 @@ class SchemaValidator:
         if kind in (FieldType.LOOKUP, *MEDIA_TYPES) and isinstance(op, PushOp):
             (element,) = await self._resolve(spec, [element])
         return type(op)(op.path, element)
+
+
+def check_fields(document: Document, schema: CollectionSchema, strict: bool,
+                 problems: Problems) -> None:
+    """Check ``document``'s fields against ``schema``, normalising it; collect ``problems``.
+
+    Applies defaults and coerces values in place; in a ``strict`` database a field the
+    schema does not declare is a problem too. Lookups and passwords are not touched.
+    """
+    for spec in schema.fields:
+        if spec.type is FieldType.CHILD:
+            if spec.name in document:
+                problems[spec.name] = [child_message(spec)]
+            continue
+        if spec.name not in document and spec.default is not None:
+            document[spec.name] = spec.default
+        try:
+            value = coerce(spec, document.get(spec.name))
+        except BadValue as exc:
+            problems[spec.name] = list(exc.messages)
+            continue
+        if value is None and spec.required:
+            problems[spec.name] = ["is required"]
+        elif spec.name in document:
+            document[spec.name] = value
+    if strict:
+        for name in document:
+            if name not in SYSTEM_FIELDS and schema.field(name) is None:
+                problems[name] = [f"is not a field of {schema.name!r}"]
 
 
 def _summary(collection: str, errors: Sequence[FieldError]) -> str:
