@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from docbase.core.auth.decision import Action, authorize
 from docbase.core.collection_reads import CollectionReads
 from docbase.core.documents import Document, new_document
 from docbase.core.errors import (
@@ -106,7 +107,7 @@ class Collection(CollectionReads):
         write = await self._write(WriteEvent(self.name, self.principal, documents=documents,
                                              parent=self.parent, bulk=bulk,
                                              validate=validate))
-        return write.documents
+        return await self.database.reads.shaped(self.name, self.principal, write.documents)
 
     async def update(
         self, document_id: str, body: Mapping[str, JSON], *, expected_version: int | None = None
@@ -143,7 +144,8 @@ class Collection(CollectionReads):
             ids=[check_object_id(document_id)], body=None if body is None else dict(body),
             update=update, expected_version=expected_version, parent=self.parent,
         ))
-        return write.documents[0]
+        return (await self.database.reads.shaped(self.name, self.principal,
+                                                 write.documents))[0]
 
     async def delete(self, document_id: str, *, expected_version: int | None = None) -> list[str]:
         """Delete one document and its children; return ``[id]``.
@@ -189,5 +191,12 @@ class Collection(CollectionReads):
         return write.ids
 
     async def ensure_index(self, field: str, *, unique: bool = False) -> None:
-        """Index ``field`` (a dot path); ``unique`` refuses repeated values."""
-        await self.database.store.ensure_index(self.name, split_path(field), unique=unique)
+        """Index ``field`` (a dot path); ``unique`` refuses repeated values.
+
+        Raises:
+            Forbidden: the principal is not full-access (as for changing ``_meta``).
+
+        """
+        authorize(self.principal, Action("PUT", f"/rest/{self.name}/_meta", system=True))
+        await self.database.documents.ensure_index(self.name, split_path(field),
+                                                   unique=unique)

@@ -26,6 +26,7 @@ from docbase.core.names import check_collection_name, is_user_collection
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
 from docbase.core.pipeline.cascade import CascadedDeletes
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
+from docbase.core.reads import ReadRoad
 from docbase.core.relations import ParentRef, Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.registry import SchemaRegistry
@@ -88,6 +89,8 @@ class Database(AsyncResource):
             read_stages(hooks=self.hooks, schemas=self.schemas),
         )
         cascade.pipeline = self.pipeline
+        self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)
+        """The read stages of the documents an answer embeds (children, lookups)."""
 
     async def open(self) -> None:
         """Open the underlying stores."""

@@ -4,7 +4,8 @@ A child document is an ordinary document of the subcollection's collection carry
 ``_parent_id``, ``_parent_def`` and ``_parent_field``. Which parent collections have
 which child fields is recorded in the system collection :data:`RELATIONS`, so that
 deleting a parent can find its children (the cascade) and ``fetchchildren`` can embed
-them, in every process sharing the storage.
+them (:mod:`docbase.core.reads`, through the child collection's read stages), in every
+process sharing the storage.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ from collections.abc import Sequence
 
 import msgspec
 
-from docbase.core.documents import Document, read_shape
+from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.ports import DocumentStore
 from docbase.core.query import MATCH_ALL, And, Eq, Filter, In, Query
@@ -90,23 +91,3 @@ class Relations:
             except Conflict:  # another writer recorded it first
                 await self.store.get(RELATIONS, relation_id)
         self._known.add(pair)
-
-    async def embed_children(
-        self, collection: str, documents: list[Document], metafields: bool
-    ) -> None:
-        """Put each document's children, as arrays under the child field names."""
-        fields = await self.child_fields(collection)
-        if not fields or not documents:
-            return
-        ids = tuple(d["_id"] for d in documents)
-        for field in fields:
-            children = await self.store.find(
-                field, Query(filter=children_of(collection, ids), limit=None)
-            )
-            by_parent: dict[str, list[Document]] = {}
-            for child in children:
-                by_parent.setdefault(child["_parent_id"], []).append(
-                    read_shape(child, metafields=metafields)
-                )
-            for document in documents:
-                document[field] = by_parent.get(document["_id"], [])

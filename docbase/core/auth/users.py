@@ -1,6 +1,7 @@
 """Users of one database: email, display name, image and an argon2id password hash.
 
-API.md calls it "the system collection ``users``"; it is stored as ``_users``, so
+The service contract calls it "the system collection ``users``" (``docs/auth.md``,
+"Users"); it is stored as ``_users``, so
 that, like every system collection, it is unreachable through ``/rest`` (a collection
 name starting with ``_`` is refused there). A user's ``_id`` is derived from the
 lower-cased email, so the email is unique case-insensitively on every adapter by the
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
     from docbase.core.database import Database
 
 USERS_COLLECTION = "_users"
-"""The system collection holding a database's users (API.md's ``users``)."""
+"""The system collection holding a database's users (the contract's ``users``)."""
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
 
 

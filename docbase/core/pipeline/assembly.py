@@ -5,7 +5,8 @@ authorize, validate (schemas), before-hooks, the document rules of
 :mod:`.content`, the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
 passes :func:`read_stages`: authorize, refuse a collection a strict database does not
-define, then the before-read hooks. A feature adds a
+define, refuse a query into a lookup copy the principal may not read, then the
+before-read hooks. A feature adds a
 stage here or a subscriber to the change bus; entry points never grow special cases.
 """
 
@@ -31,6 +32,7 @@ from docbase.core.pipeline.stages import (
     WriteStage,
 )
 from docbase.core.ports import DocumentStore
+from docbase.core.reads.lookups import GuardLookupQueries
 from docbase.core.relations import Relations
 from docbase.core.schema.registry import SchemaRegistry
 from docbase.core.schema.strict import RequireDefinedCollection
@@ -61,7 +63,8 @@ def write_stages(
 
 def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
-    return [AuthorizeRead(), RequireDefinedCollection(schemas), RunReadHooks(hooks)]
+    return [AuthorizeRead(), RequireDefinedCollection(schemas), GuardLookupQueries(schemas),
+            RunReadHooks(hooks)]
 
 
 class Pipeline:

@@ -1,7 +1,9 @@
 """``_meta``: what a database and its collections are, as clients read and change it.
 
-A collection's metadata is its schema's fields, its child fields (declared, or used by
-writes), and the store indexes its schema asks for. Without a schema (schemaless mode)
+A collection's metadata is its schema's fields (a child field among them, of type
+``child``), its child fields (declared, or used by writes), and the store indexes its
+schema asks for; ``children`` and ``indexes`` are derived, so what ``GET`` answers can be
+sent back with ``PUT`` unchanged. Without a schema (schemaless mode)
 ``fields`` and ``indexes`` are empty. Defining or removing a schema needs a
 full-access principal, in the library as over HTTP.
 """
@@ -51,7 +53,7 @@ def describe(schema: CollectionSchema, used_children: list[str]) -> dict[str, An
                 for child in [*declared, *(c for c in used_children if c not in declared)]]
     return {
         "name": schema.name,
-        "fields": [field_meta(f) for f in fields if f["type"] != FieldType.CHILD],
+        "fields": [field_meta(f) for f in fields],
         "children": children,
         "indexes": [{"field": f.name, "unique": f.unique} for f in schema.stored_fields
                     if f.indexed],
