@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # imported on first use (below), so that a process running on
     # of docbase (the server's supervisor) does not hold the whole library in memory
     from docbase.core.auth.principal import Principal
     from docbase.core.changes import Change
+    from docbase.core.composition import connect
     from docbase.core.database import Collection, Database
     from docbase.core.errors import (
         BackendError,
@@ -43,7 +44,16 @@ if TYPE_CHECKING:  # imported on first use (below), so that a process running on
         ValidationFailed,
         VersionMismatch,
     )
-    from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
+    from docbase.core.events import (
+        ChangeEvent,
+        DeleteIds,
+        DeleteWhere,
+        Insert,
+        Operation,
+        ReadEvent,
+        UpdateDocument,
+        WriteEvent,
+    )
     from docbase.core.hooks import (
         Hook,
         HookPoint,
@@ -55,7 +65,7 @@ if TYPE_CHECKING:  # imported on first use (below), so that a process running on
     from docbase.core.hooks.scheduling import JobScheduler
     from docbase.core.media import MediaFile, Upload, Uploaded
     from docbase.core.query import Query, ReadOptions, parse_filter, parse_hints, parse_list_params
-    from docbase.core.registry import connect, open_stores, register_scheme
+    from docbase.core.schemes import open_stores, register_scheme
     from docbase.core.settings import Limits
     from docbase.core.webhooks.dispatcher import WebhookDispatcher
 
@@ -67,6 +77,8 @@ _LAZY = {
     "ConfigurationError": "docbase.core.errors",
     "Conflict": "docbase.core.errors",
     "Database": "docbase.core.database",
+    "DeleteIds": "docbase.core.events",
+    "DeleteWhere": "docbase.core.events",
     "DocbaseError": "docbase.core.errors",
     "Forbidden": "docbase.core.errors",
     "Hook": "docbase.core.hooks",
@@ -75,6 +87,7 @@ _LAZY = {
     "HookRegistry": "docbase.core.hooks",
     "HookTimedOut": "docbase.core.errors",
     "InvalidId": "docbase.core.errors",
+    "Insert": "docbase.core.events",
     "InvalidImage": "docbase.core.errors",
     "InvalidQuery": "docbase.core.errors",
     "InvalidToken": "docbase.core.errors",
@@ -97,6 +110,7 @@ _LAZY = {
     "TooManyRequests": "docbase.core.errors",
     "Unauthorized": "docbase.core.errors",
     "UnknownSchemeError": "docbase.core.errors",
+    "UpdateDocument": "docbase.core.events",
     "Upload": "docbase.core.media",
     "Uploaded": "docbase.core.media",
     "ValidationFailed": "docbase.core.errors",
@@ -104,12 +118,12 @@ _LAZY = {
     "WebhookDispatcher": "docbase.core.webhooks.dispatcher",
     "WriteContext": "docbase.core.hooks",
     "WriteEvent": "docbase.core.events",
-    "connect": "docbase.core.registry",
-    "open_stores": "docbase.core.registry",
+    "connect": "docbase.core.composition",
+    "open_stores": "docbase.core.schemes",
     "parse_filter": "docbase.core.query",
     "parse_hints": "docbase.core.query",
     "parse_list_params": "docbase.core.query",
-    "register_scheme": "docbase.core.registry",
+    "register_scheme": "docbase.core.schemes",
 }
 
 
@@ -131,6 +145,8 @@ __all__ = [
     "ConfigurationError",
     "Conflict",
     "Database",
+    "DeleteIds",
+    "DeleteWhere",
     "DocbaseError",
     "Forbidden",
     "Hook",
@@ -138,6 +154,7 @@ __all__ = [
     "HookPoint",
     "HookRegistry",
     "HookTimedOut",
+    "Insert",
     "InvalidId",
     "InvalidImage",
     "InvalidQuery",
@@ -161,6 +178,7 @@ __all__ = [
     "TooManyRequests",
     "Unauthorized",
     "UnknownSchemeError",
+    "UpdateDocument",
     "Upload",
     "Uploaded",
     "ValidationFailed",

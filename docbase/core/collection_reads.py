@@ -28,6 +28,7 @@ from docbase.core.errors import InvalidQuery, NotFound
 from docbase.core.events import ReadEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
+from docbase.core.parents import ParentRef, scoped
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
@@ -38,7 +39,6 @@ from docbase.core.query import (
     parse_filter,
     parse_hints,
 )
-from docbase.core.relations import ParentRef, scoped
 
 if TYPE_CHECKING:  # the collections' features import this module: no cycle at run time
     from docbase.core.pipeline import Pipeline

@@ -6,7 +6,8 @@ Litestar application can serve docbase next to its own routes::
     app = Litestar(route_handlers=[...], plugins=[DocbasePlugin(server)])
 
 It registers the ``/rest``, ``/auth``, ``/mail``, ``/media`` and ``/realtime`` routes
-(also under ``/db/<name>``) and ``/health``, the ``docbase_server`` dependency, the JSON
+(also under ``/db/<name>``), ``/health`` and the console at ``/_/``
+(:mod:`docbase.http.console`), the ``docbase_server`` dependency, the JSON
 error handlers of :mod:`docbase.http.errors` for its own routes and, unless told
 otherwise, opening and closing the server's databases with the application.
 """
@@ -22,6 +23,7 @@ from litestar.plugins import InitPluginProtocol
 
 from docbase.core.server import Server
 from docbase.http.auth import AUTH_HANDLERS
+from docbase.http.console import console_router
 from docbase.http.context import SERVER_STATE, request_context
 from docbase.http.errors import EXCEPTION_HANDLERS
 from docbase.http.mail import MAIL_HANDLERS
@@ -61,6 +63,7 @@ class DocbasePlugin(InitPluginProtocol):
         )
         app_config.state[SERVER_STATE] = self.server  # for handlers that skip injection
         app_config.route_handlers.append(self.router())
+        app_config.route_handlers.append(console_router())
         if self.manage_lifespan:
             app_config.on_startup.append(self.server.open)
             app_config.on_shutdown.append(self.server.close)

@@ -29,6 +29,7 @@ def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) ->
         lines.append("docbase: plain HTTP for a TLS-terminating proxy at "
                      f"{', '.join(deployment.trusted_proxies)} (X-Forwarded-Proto: https)")
         curl = "curl -H 'X-Forwarded-Proto: https'"
+    lines.extend(_console_lines(deployment, url, admin))
     header = None
     for outcome in admin:
         if outcome.warning:
@@ -54,6 +55,21 @@ def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) ->
         lines.append("docbase: try it:")
         lines.append(f"  {curl} -H {header} {url}{base}/rest/people")
     return "\n".join(lines)
+
+
+def _console_lines(deployment: Deployment, url: str, admin: list[AdminKey]) -> list[str]:
+    """Where the console is, and how to create its first administrator where none is."""
+    lines = []
+    for entry in deployment.all_databases():
+        base = "" if entry.name == deployment.default_database else f"/db/{entry.name}"
+        lines.append(f"docbase: console of {entry.name!r}: {url}{base}/_/")
+    for outcome in admin:
+        if not outcome.console_admin:
+            option = "" if outcome.database == PRIMARY else f" --db {outcome.database}"
+            lines.append(f"docbase: database {outcome.database!r} has no administrator to "
+                         f"sign in to the console; create one with:")
+            lines.append(f"  docbase users create{option} --email you@example.com --admin")
+    return lines
 
 
 def _shown(path: str | None) -> str:

@@ -124,7 +124,7 @@ async def authenticate_request(database: Database, request: Request[Any, Any, An
     """Authenticate the API key of a request, else its bearer token, within rate limits.
 
     Every request with a credential passes here, so the database's
-    :class:`~docbase.core.limits.RateLimiter` is asked here, once: an address that
+    :class:`~docbase.core.ratelimit.RateLimiter` is asked here, once: an address that
     failed too many credentials is refused before its credential is looked at, a
     refused credential is counted, and an accepted one counts against the per-key and
     per-address limits.

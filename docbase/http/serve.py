@@ -40,7 +40,7 @@ from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
-from docbase.core.registry import scheme_of
+from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.banner import banner

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from docbase.core.errors import ConfigurationError
-from docbase.core.registry import lazy_module
+from docbase.core.plugins import lazy_module
 
 if TYPE_CHECKING:
     from cryptography import x509

@@ -28,6 +28,7 @@ from sqlalchemy.sql.elements import UnaryExpression
 from docbase.adapters.sql.dialects import Dialect, RowKind
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, sql_string
 from docbase.core.errors import InvalidQuery
+from docbase.core.field_name_encoding import encode_names
 from docbase.core.ordering import type_class
 from docbase.core.query import (
     JSON,
@@ -51,7 +52,6 @@ from docbase.core.query import (
     SortKey,
     Text,
 )
-from docbase.core.stored_keys import encode_names
 
 _SCALARS = frozenset({"number", "string", "boolean"})
 

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from docbase.adapters.sql.keys import RANKS
+from docbase.adapters.sql.order_keys import RANKS
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
 from docbase.core.ordering import TypeClass
 from docbase.core.query import JSON, Path

@@ -32,10 +32,10 @@ from docbase.adapters.sql.schema import table_name
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
+from docbase.core.field_name_encoding import encode_keys, encode_path, json_needs_encoding
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Filter, Path
-from docbase.core.stored_keys import encode_keys, encode_path, json_needs_encoding
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
 from docbase.core.errors import WebhookDeliveryError
+from docbase.core.plugins import lazy_module
 from docbase.core.ports import WebhookRequest
-from docbase.core.registry import lazy_module
 
 if TYPE_CHECKING:
     import httpx

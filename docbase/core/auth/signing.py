@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import InvalidQuery
-from docbase.core.registry import lazy_module
+from docbase.core.plugins import lazy_module
 from docbase.core.settings import DatabaseSettings
 
 if TYPE_CHECKING:

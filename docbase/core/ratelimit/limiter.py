@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from docbase.core.auth.cache import Namespace, SystemCache
 from docbase.core.errors import TooManyRequests
-from docbase.core.limits.windows import Window, hit, peek
+from docbase.core.ratelimit.windows import Window, hit, peek
 
 if TYPE_CHECKING:
     from docbase.core.auth.principal import Principal
