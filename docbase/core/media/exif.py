@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from PIL import ExifTags
 
-from docbase.core.registry import lazy_module
+from docbase.core.plugins import lazy_module
 
 if TYPE_CHECKING:
     from PIL import Image, TiffImagePlugin

@@ -27,7 +27,7 @@ import msgspec
 
 from docbase.core.errors import DocbaseError, InvalidImage
 from docbase.core.media.exif import exif_of, orientation_of, turns_sideways
-from docbase.core.registry import lazy_module
+from docbase.core.plugins import lazy_module
 
 if TYPE_CHECKING:
     from PIL import Image, ImageOps

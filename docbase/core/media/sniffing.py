@@ -19,7 +19,7 @@ import codecs
 import re
 from typing import TYPE_CHECKING
 
-from docbase.core.registry import lazy_module
+from docbase.core.plugins import lazy_module
 
 if TYPE_CHECKING:
     import puremagic
