@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.test_serve_harness import child_processes, launch
+from tests.test_serve_harness import child_processes, eventually, launch
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"),
                                 reason="reads /proc/<pid>/maps")
@@ -31,9 +31,11 @@ def test_the_supervisor_holds_no_database_driver_and_its_workers_serve(
         assert served.request("GET", "/health").status_code == 200
         workers = child_processes(served.process.pid)
         assert len(workers) == 2
-        # the workers have SQLite's driver and SQLAlchemy's compiled parts mapped...
-        assert all("_sqlite3" in mapped(pid) and "sqlalchemy" in mapped(pid)
-                   for pid in workers)
+        # the workers map SQLite's driver and SQLAlchemy's compiled parts (once both have
+        # started: one may still be importing while the other answers)...
+        eventually(lambda: all("_sqlite3" in mapped(pid) and "sqlalchemy" in mapped(pid)
+                               for pid in workers), "both workers to open the database",
+                   timeout=60)
         # ...the supervisor, the same process id that prepared the deployment, neither
         supervisor = mapped(served.process.pid)
         assert "_sqlite3" not in supervisor
