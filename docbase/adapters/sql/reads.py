@@ -160,9 +160,9 @@ class SqlDocumentReads:
             statement = (sa.select(body).select_from(table).where(compiler.where(query.filter))
                          .order_by(*compiler.order_by(query.sort)))
             if query.skip:
-                statement = statement.offset(query.skip)
+                statement = statement.offset(pages.written_number(query.skip))
             if query.limit is not None:
-                statement = statement.limit(query.limit)
+                statement = statement.limit(pages.written_number(query.limit))
         self._cache(key, statement)
         return statement
 
