@@ -98,6 +98,7 @@ async def test_collection_meta_describes_the_schema(live: LiveDocbase) -> None:
             {"name": "active", "type": "bool", "required": False, "unique": False},
             {"name": "code", "type": "text", "required": False, "unique": False,
              "index": True},
+            {"name": "orders", "type": "child", "required": False, "unique": False},
         ],
         "children": [{"name": "orders", "type": "child", "collection": "orders"},
                      {"name": "notes", "type": "child", "collection": "notes"}],
@@ -107,6 +108,23 @@ async def test_collection_meta_describes_the_schema(live: LiveDocbase) -> None:
     assert (database["name"], database["mode"]) == ("main", "schemaless")
     assert [c["name"] for c in database["collections"]] == ["notes", "people"]
     assert database["collections"][1] == response.json()
+
+
+async def test_collection_meta_written_back_with_put_keeps_its_child_field(
+    live: LiveDocbase,
+) -> None:
+    read = (await live.client.get("/rest/people/_meta", headers=live.auth())).json()
+    written = await live.client.put("/rest/people/_meta", json=read, headers=live.auth())
+    assert written.status_code == 200, written.text
+    again = (await live.client.get("/rest/people/_meta", headers=live.auth())).json()
+    assert again == read
+    assert {"name": "orders", "type": "child", "required": False, "unique": False} \
+        in again["fields"]
+    joe = (await live.client.post("/rest/people", json={"name": "Joe"}, headers=live.auth())
+           ).json()
+    child = await live.client.post(f"/rest/people/{joe['_id']}/orders", json={"n": 1},
+                                   headers=live.auth())
+    assert child.status_code == 201, child.text
 
 
 async def test_put_and_delete_meta_define_and_remove_a_schema(live: LiveDocbase) -> None:

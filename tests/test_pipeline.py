@@ -168,7 +168,8 @@ async def test_library_reads_pass_authorize_and_before_read_hooks(stores: Any) -
         await people.find({"name": "Joe"})
         await people.count()
         read_stages = [("stage", "authorize", "people"), ("stage", "schema", "people"),
-                       ("stage", "before-hooks", "people"), ("hook", "before_read", "people")]
+                       ("stage", "lookups", "people"), ("stage", "before-hooks", "people"),
+                       ("hook", "before_read", "people")]
         assert log == read_stages * 3
 
 

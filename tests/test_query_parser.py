@@ -453,6 +453,14 @@ def test_sort_without_dir_is_ascending() -> None:
     assert query.sort == (SortKey(("name",), -1), SortKey(("age",), 1))
 
 
+def test_a_sort_field_in_json_quotes_sorts_by_that_field() -> None:
+    query, _ = parse_list_params(params(sort=['"age"', '"a.b"', "name"], dir=["-1"]))
+    assert query.sort == (SortKey(("age",), -1), SortKey(("a", "b"), 1),
+                          SortKey(("name",), 1))
+    with pytest.raises(InvalidQuery, match="sort"):
+        parse_list_params(params(sort=['""']))
+
+
 def test_empty_q_and_h_are_ignored() -> None:
     assert parse_list_params(params(q="", h=" "))[0] == Query()
     assert parse_list_params(params(q="{}"))[0] == Query()

@@ -75,6 +75,17 @@ class ServerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         description="hooks and jobs of the primary database: a Python file or module "
                     "defining setup(db), loaded by every worker (docs/hooks.md)",
         extra={"metavar": "FILE|MODULE"})] = None
+    log_format: Annotated[str, msgspec.Meta(
+        description="how log lines are written: text, or json (one object a line; "
+                    "docs/operations.md)", extra={"metavar": "text|json"})] = "text"
+    metrics_token: Annotated[str | None, msgspec.Meta(
+        description="GET /metrics answers a request bearing this token "
+                    "(Authorization: Bearer); metrics are collected only when this or "
+                    "--metrics-address is set", extra={"metavar": "TOKEN"})] = None
+    metrics_addresses: Annotated[tuple[str, ...], msgspec.Meta(
+        description="address or network whose requests GET /metrics answers without "
+                    "the token (repeatable)",
+        extra={"flag": "--metrics-address", "metavar": "ADDR"})] = ()
     limits: Annotated[Limits, msgspec.Meta(
         description="per-database limits (the [limits] table of the config file)",
         extra={"cli": False, "env": False})] = Limits()

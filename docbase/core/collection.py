@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from docbase.core.auth.decision import Action, authorize
 from docbase.core.collection_reads import CollectionReads
 from docbase.core.documents import Document, new_document
 from docbase.core.errors import (
@@ -20,11 +21,11 @@ from docbase.core.errors import (
     PayloadTooLarge,
     ValidationFailed,
 )
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.names import check_collection_name
+from docbase.core.parents import ParentRef
 from docbase.core.query import JSON, Filter, split_path
-from docbase.core.relations import ParentRef
 from docbase.core.update import Update, parse_update
 
 
@@ -43,8 +44,11 @@ class Collection(CollectionReads):
     async def _write(self, write: WriteEvent) -> WriteEvent:
         return await self.database.pipeline.write(write)
 
-    async def insert(self, body: Mapping[str, JSON]) -> Document:
+    async def insert(self, body: Mapping[str, JSON], *, validate: bool = True) -> Document:
         """Create one document from ``body`` and return it with its system fields.
+
+        ``validate=False`` (``POST ?validate=false``) skips the schema's field checks;
+        uniqueness still holds and passwords are still hashed.
 
         Raises:
             ValidationFailed: the document does not fit the collection's schema.
@@ -53,7 +57,7 @@ class Collection(CollectionReads):
                 database is strict and defines no such collection.
 
         """
-        return (await self._insert([body], bulk=False))[0]
+        return (await self._insert([body], bulk=False, validate=validate))[0]
 
     async def insert_many(self, bodies: Sequence[Mapping[str, JSON]]) -> list[Document]:
         """Create many documents, all or nothing.
@@ -68,14 +72,13 @@ class Collection(CollectionReads):
         """
         return await self._insert(bodies, bulk=True)
 
-    async def insert_unvalidated(
-        self, bodies: Sequence[Mapping[str, JSON]]
+    async def insert_each(
+        self, bodies: Sequence[Mapping[str, JSON]], *, validate: bool = True
     ) -> list[Document | DocbaseError]:
-        """Create each document on its own, skipping the schema's field checks.
+        """Create each document on its own (:meth:`insert`), not all or nothing.
 
-        ``POST ?validate=false``: uniqueness still holds and passwords are still hashed.
-        Each item is its own write; the result holds, in order, each created document
-        or the error that refused that item.
+        ``POST ?validate=false`` with an array: each item is its own write; the result
+        holds, in order, each created document or the error that refused that item.
 
         Raises:
             PayloadTooLarge: more documents than ``limits.max_bulk``.
@@ -86,7 +89,7 @@ class Collection(CollectionReads):
         results: list[Document | DocbaseError] = []
         for body in bodies:
             try:
-                results.append((await self._insert([body], bulk=False, validate=False))[0])
+                results.append(await self.insert(body, validate=validate))
             except (Conflict, ValidationFailed) as exc:
                 results.append(exc)
         return results
@@ -103,10 +106,10 @@ class Collection(CollectionReads):
         self._check_bulk(bodies)
         stamp = None if self.parent is None else self.parent.stamp()
         documents = [new_document(dict(b), self.principal.author, parent=stamp) for b in bodies]
-        write = await self._write(WriteEvent(self.name, self.principal, documents=documents,
-                                             parent=self.parent, bulk=bulk,
-                                             validate=validate))
-        return write.documents
+        write = await self._write(Insert(collection=self.name, principal=self.principal,
+                                         documents=documents, parent=self.parent, bulk=bulk,
+                                         validate=validate))
+        return await self.database.reads.shaped(self.name, self.principal, write.documents)
 
     async def update(
         self, document_id: str, body: Mapping[str, JSON], *, expected_version: int | None = None
@@ -138,12 +141,13 @@ class Collection(CollectionReads):
             VersionMismatch: ``expected_version`` differs from the stored one.
 
         """
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.UPDATE, method,
+        write = await self._write(UpdateDocument(
+            collection=self.name, principal=self.principal, method=method,
             ids=[check_object_id(document_id)], body=None if body is None else dict(body),
             update=update, expected_version=expected_version, parent=self.parent,
         ))
-        return write.documents[0]
+        return (await self.database.reads.shaped(self.name, self.principal,
+                                                 write.documents))[0]
 
     async def delete(self, document_id: str, *, expected_version: int | None = None) -> list[str]:
         """Delete one document and its children; return ``[id]``.
@@ -153,8 +157,8 @@ class Collection(CollectionReads):
             VersionMismatch: ``expected_version`` differs from the stored one.
 
         """
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.DELETE, "DELETE",
+        write = await self._write(DeleteIds(
+            collection=self.name, principal=self.principal,
             ids=[check_object_id(document_id)], expected_version=expected_version,
             parent=self.parent,
         ))
@@ -169,8 +173,8 @@ class Collection(CollectionReads):
         limit = self.database.limits.max_bulk
         if len(document_ids) > limit:
             raise PayloadTooLarge(f"a bulk delete may name at most {limit} ids")
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.DELETE, "DELETE",
+        write = await self._write(DeleteIds(
+            collection=self.name, principal=self.principal,
             ids=[check_object_id(i) for i in document_ids], parent=self.parent, bulk=True,
         ))
         return write.ids
@@ -182,12 +186,19 @@ class Collection(CollectionReads):
             Forbidden: the principal is neither full-access nor a hook.
 
         """
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.DELETE, "DELETE",
-            filter=self._filter(q), parent=self.parent,
+        write = await self._write(DeleteWhere(
+            collection=self.name, principal=self.principal, filter=self._filter(q),
+            parent=self.parent,
         ))
         return write.ids
 
     async def ensure_index(self, field: str, *, unique: bool = False) -> None:
-        """Index ``field`` (a dot path); ``unique`` refuses repeated values."""
-        await self.database.store.ensure_index(self.name, split_path(field), unique=unique)
+        """Index ``field`` (a dot path); ``unique`` refuses repeated values.
+
+        Raises:
+            Forbidden: the principal is not full-access (as for changing ``_meta``).
+
+        """
+        authorize(self.principal, Action("PUT", f"/rest/{self.name}/_meta", system=True))
+        await self.database.documents.ensure_index(self.name, split_path(field),
+                                                   unique=unique)

@@ -3,13 +3,22 @@
 :class:`CollectionReads` is the base of :class:`~docbase.core.collection.Collection`,
 which adds the writes. Each read builds the :class:`~docbase.core.events.ReadEvent` of
 one operation and hands it to the database's :class:`~docbase.core.pipeline.Pipeline`
-(authorize, strict mode, before-read hooks) before the store is asked.
+(authorize, strict mode, before-read hooks) before the store is asked; documents of
+other collections in the answer (embedded children, lookups) pass theirs on the
+database's :class:`~docbase.core.reads.ReadRoad`.
+
+A handle acts as one principal, so it is built on :class:`CollectionServices`, which
+has no raw store: only the store user collections are read through (password fields
+withheld and refused in queries), behind the read stages. System code (the auth
+package, jobs, the media service) reaches the raw ``DocumentStore`` through
+``Database.store``; the two are different types, so handing a handle the raw one fails
+type checking.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -19,6 +28,7 @@ from docbase.core.errors import InvalidQuery, NotFound
 from docbase.core.events import ReadEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
+from docbase.core.parents import ParentRef, scoped
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
@@ -29,10 +39,32 @@ from docbase.core.query import (
     parse_filter,
     parse_hints,
 )
-from docbase.core.relations import ParentRef, scoped
 
-if TYPE_CHECKING:
-    from docbase.core.database import Database
+if TYPE_CHECKING:  # the collections' features import this module: no cycle at run time
+    from docbase.core.pipeline import Pipeline
+    from docbase.core.reads import ReadRoad
+    from docbase.core.schema.enforcing import SchemaEnforcingStore
+    from docbase.core.settings.limits import Limits
+
+
+class CollectionServices(Protocol):
+    """What a collection handle is built on (a ``Database`` is one): no raw store."""
+
+    @property
+    def limits(self) -> Limits:
+        """The query, page and bulk limits."""
+
+    @property
+    def pipeline(self) -> Pipeline:
+        """The write and read pipelines."""
+
+    @property
+    def documents(self) -> SchemaEnforcingStore:
+        """The store user collections are read and written through."""
+
+    @property
+    def reads(self) -> ReadRoad:
+        """The read stages of the collections an answer embeds."""
 
 
 class CollectionReads:
@@ -40,7 +72,7 @@ class CollectionReads:
 
     def __init__(
         self,
-        database: Database,
+        database: CollectionServices,
         name: str,
         principal: Principal = SYSTEM,
         parent: ParentRef | None = None,
@@ -82,10 +114,12 @@ class CollectionReads:
         await self._read(ReadEvent(self.name, self.principal, document_id=document_id,
                                    parent=self.parent))
         document = await self._stored(document_id)
+        reads = self.database.reads
+        await reads.shape(self.name, self.principal, [document])
         if fetchchildren:
-            await self.database.relations.embed_children(
-                self.name, [document], metafields if child_metafields is None
-                else child_metafields)
+            await reads.embed_children(self.name, self.principal, [document],
+                                       metafields if child_metafields is None
+                                       else child_metafields)
         return read_shape(document, metafields=metafields)
 
     async def _stored(self, document_id: str) -> Document:
@@ -144,12 +178,14 @@ class CollectionReads:
             query = Query(filter=self._filter(q))
             if h is not None:
                 query = parse_hints(dict(h), query, limits=self.database.limits)
-        return await self.database.documents.find(self.name, await self._list_query(query))
+        found = await self.database.documents.find(self.name, await self._list_query(query))
+        await self.database.reads.shape(self.name, self.principal, found)
+        return found
 
     async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:
         """Count the matching documents."""
         query = await self._list_query(Query(filter=self._filter(q), limit=None))
-        return await self.database.store.count(self.name, query.filter)
+        return await self.database.documents.count(self.name, query.filter)
 
     async def read(
         self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False
@@ -159,6 +195,6 @@ class CollectionReads:
         With ``encoded``, documents may come as ``msgspec.Raw`` JSON text, ready for
         ``msgspec.json.encode`` (what the HTTP layer does), instead of ``dict`` objects.
         """
-        reader = ListReader(self.database.documents, self.database.relations, self.name)
+        reader = ListReader(self.database.reads, self.name, self.principal)
         return await reader.read(await self._list_query(query), options or ReadOptions(),
                                  encoded=encoded)

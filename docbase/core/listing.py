@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
+from docbase.core.auth.principal import Principal
 from docbase.core.documents import META_FIELDS, Document, read_shape
 from docbase.core.grouping import group_key
 from docbase.core.ordering import sort_key
-from docbase.core.ports import DocumentStore
 from docbase.core.query import JSON, AggregateRow, Path, Query, ReadOptions
-from docbase.core.relations import Relations
+
+if TYPE_CHECKING:
+    from docbase.core.reads import ReadRoad
 
 
 def group_label(value: JSON) -> str:
@@ -51,12 +53,18 @@ def totals(data_count: int, total: int, query: Query) -> dict[str, Any]:
 
 
 class ListReader:
-    """Answers a list read of one collection as the REST API shapes it."""
+    """Answers a list read of one collection, for one principal, as the REST API shapes it.
 
-    def __init__(self, store: DocumentStore, relations: Relations, collection: str) -> None:
-        self.store = store
-        self.relations = relations
+    Documents, counts, totals and aggregates all come from the road's store (the one
+    ``find`` reads), so none answers what another refuses; embedded children and lookups
+    pass the read stages of their own collection (:class:`~docbase.core.reads.ReadRoad`).
+    """
+
+    def __init__(self, road: ReadRoad, collection: str, principal: Principal) -> None:
+        self.road = road
+        self.store = road.documents
         self.collection = collection
+        self.principal = principal
 
     async def read(self, query: Query, options: ReadOptions, *, encoded: bool = False) -> JSON:
         """An array, ``{"data", "totals"}``, groups or aggregates, as asked.
@@ -80,19 +88,19 @@ class ListReader:
 
     async def _documents(self, query: Query, options: ReadOptions) -> Any:
         documents: list[Document] = await self.store.find(self.collection, query)
+        await self.road.shape(self.collection, self.principal, documents)
         if options.fetchchildren:
-            await self.relations.embed_children(self.collection, documents, options.metafields)
+            await self.road.embed_children(self.collection, self.principal, documents,
+                                           options.metafields)
         shaped = [read_shape(d, metafields=options.metafields) for d in documents]
         return group_documents(shaped, query.groupby) if query.groupby else shaped
 
     async def _encoded(self, query: Query, options: ReadOptions) -> list[msgspec.Raw] | None:
-        find_encoded = getattr(self.store, "find_encoded", None)
-        if (find_encoded is None or options.fetchchildren or query.groupby
-                or query.projection is not None):
+        if (options.fetchchildren or query.groupby or query.projection is not None
+                or await self.road.lookup_targets(self.collection)):
             return None
         hide = () if options.metafields else META_FIELDS
-        found: list[msgspec.Raw] = await find_encoded(self.collection, query, hide=hide)
-        return found
+        return await self.store.find_encoded(self.collection, query, hide=hide)
 
     async def _aggregates(self, query: Query) -> JSON:
         rows = await self.store.aggregate(

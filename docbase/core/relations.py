@@ -4,55 +4,21 @@ A child document is an ordinary document of the subcollection's collection carry
 ``_parent_id``, ``_parent_def`` and ``_parent_field``. Which parent collections have
 which child fields is recorded in the system collection :data:`RELATIONS`, so that
 deleting a parent can find its children (the cascade) and ``fetchchildren`` can embed
-them, in every process sharing the storage.
+them (:mod:`docbase.core.reads`, through the child collection's read stages), in every
+process sharing the storage.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 
-import msgspec
-
-from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Conflict, NotFound
+from docbase.core.parents import ParentRef
 from docbase.core.ports import DocumentStore
-from docbase.core.query import MATCH_ALL, And, Eq, Filter, In, Query
+from docbase.core.query import Eq, Query
 
 RELATIONS = "_relations"
 """System collection recording which parent collections have which child fields."""
-
-
-class ParentRef(msgspec.Struct, frozen=True):
-    """The parent a child collection view is bound to."""
-
-    collection: str
-    document_id: str
-    field: str
-
-    def scope(self, filter: Filter = MATCH_ALL) -> Filter:
-        """``filter`` limited to the children of this parent."""
-        own = (Eq(("_parent_id",), self.document_id), Eq(("_parent_def",), self.collection))
-        return And(own if filter == MATCH_ALL else (*own, filter))
-
-    def holds(self, document: Document) -> bool:
-        """Tell whether ``document`` is a child of this parent."""
-        return (document.get("_parent_id") == self.document_id
-                and document.get("_parent_def") == self.collection)
-
-    def stamp(self) -> tuple[str, str, str]:
-        """The ``(_parent_id, _parent_def, _parent_field)`` a new child carries."""
-        return self.document_id, self.collection, self.field
-
-
-def scoped(filter: Filter, parent: ParentRef | None) -> Filter:
-    """``filter`` limited to ``parent``'s children (unchanged without a parent)."""
-    return filter if parent is None else parent.scope(filter)
-
-
-def children_of(collection: str, ids: Sequence[str]) -> Filter:
-    """The filter selecting the children of documents ``ids`` of ``collection``."""
-    return And((In(("_parent_id",), tuple(ids)), Eq(("_parent_def",), collection)))
 
 
 class Relations:
@@ -90,23 +56,3 @@ class Relations:
             except Conflict:  # another writer recorded it first
                 await self.store.get(RELATIONS, relation_id)
         self._known.add(pair)
-
-    async def embed_children(
-        self, collection: str, documents: list[Document], metafields: bool
-    ) -> None:
-        """Put each document's children, as arrays under the child field names."""
-        fields = await self.child_fields(collection)
-        if not fields or not documents:
-            return
-        ids = tuple(d["_id"] for d in documents)
-        for field in fields:
-            children = await self.store.find(
-                field, Query(filter=children_of(collection, ids), limit=None)
-            )
-            by_parent: dict[str, list[Document]] = {}
-            for child in children:
-                by_parent.setdefault(child["_parent_id"], []).append(
-                    read_shape(child, metafields=metafields)
-                )
-            for document in documents:
-                document[field] = by_parent.get(document["_id"], [])

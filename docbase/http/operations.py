@@ -68,7 +68,7 @@ async def create(request: HttpRequest, ctx: RequestContext, coll: Collection) ->
     validate = parse_flag(query_params(request), "validate", default=True)
     body = documents_body(await read_json(request, ctx.database.limits))
     if isinstance(body, list) and not validate:
-        results = await coll.insert_unvalidated(body)
+        results = await coll.insert_each(body, validate=False)
         return json_response(request, [error_body(r) if isinstance(r, DocbaseError) else r
                                        for r in results], 201)
     if isinstance(body, list):

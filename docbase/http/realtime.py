@@ -25,7 +25,7 @@ from litestar.response.sse import ServerSentEventMessage
 
 from docbase.core.auth import authenticate_key
 from docbase.core.changes.realtime import (
-    ReadableCollections,
+    ReadableChanges,
     check_event_name,
     parse_event_id,
     realtime_events,
@@ -110,7 +110,7 @@ async def subscribe(request: HttpRequest, docbase_server: ServerDependency) -> S
         return True
 
     events = realtime_events(database.changes, database.limits,
-                             ReadableCollections(context.principal, origin),
+                             ReadableChanges(context.principal, origin, database.reads),
                              resume=resume, still_allowed=still_allowed)
 
     async def messages() -> AsyncIterator[ServerSentEventMessage]:

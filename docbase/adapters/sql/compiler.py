@@ -24,6 +24,7 @@ from sqlalchemy.sql.elements import False_, UnaryExpression
 from docbase.adapters.sql.dialects import OPERATORS, Dialect, RowKind
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
 from docbase.core.errors import InvalidQuery
+from docbase.core.field_name_encoding import encode_names
 from docbase.core.ordering import type_class
 from docbase.core.query import (
     JSON,
@@ -47,7 +48,6 @@ from docbase.core.query import (
     SortKey,
     Text,
 )
-from docbase.core.stored_keys import encode_names
 
 _SCALARS = frozenset({"number", "string", "boolean"})
 

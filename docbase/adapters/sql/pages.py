@@ -29,8 +29,8 @@ import sqlalchemy as sa
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.values import Condition, Expr
+from docbase.core.field_name_encoding import encode_names
 from docbase.core.query import Query
-from docbase.core.stored_keys import encode_names
 
 
 def _stream(compiler: QueryCompiler, body: Expr, query: Query,

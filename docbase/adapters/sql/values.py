@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql.elements import ColumnElement
 from typing_extensions import override
 
-from docbase.adapters.sql.keys import FALSE_KEY, TRUE_KEY
+from docbase.adapters.sql.order_keys import FALSE_KEY, TRUE_KEY
 from docbase.core.errors import InvalidQuery
 from docbase.core.ordering import TypeClass
 

@@ -80,6 +80,21 @@ def decode_json_param(params: URLParams, name: str, limits: Limits | None) -> JS
     return value
 
 
+def unquoted(name: str) -> str:
+    """A ``sort`` field name without the JSON quotes some clients put around it.
+
+    ``?sort="age"`` sorts by ``age``, as the original's front end reads it.
+    """
+    if len(name) >= 2 and name[0] == name[-1] == '"':
+        try:
+            decoded = msgspec.json.decode(name)
+        except msgspec.DecodeError:
+            return name
+        if isinstance(decoded, str):
+            return decoded
+    return name
+
+
 def parse_list_params(
     params: URLParams, *, now: datetime | None = None, limits: Limits | None = None
 ) -> tuple[Query, ReadOptions]:
@@ -110,7 +125,7 @@ def parse_list_params(
     if len(dirs) > len(sorts):
         raise InvalidQuery("more dir parameters than sort parameters")
     sort = tuple(
-        SortKey(split_path(name, "sort"),
+        SortKey(split_path(unquoted(name), "sort"),
                 parse_direction(dirs[i] if i < len(dirs) else 1, "dir"))
         for i, name in enumerate(sorts)
     )

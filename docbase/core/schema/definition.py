@@ -25,11 +25,16 @@ from docbase.core.schema.model import (
 )
 from docbase.core.schema.values import BadValue, coerce
 
+DERIVED_KEYS = ("children", "indexes")
+"""Keys of ``_meta`` that the fields determine: a definition may carry them, unread."""
+
 
 def parse_schema(name: str, body: Any) -> CollectionSchema:
     """Build the schema of collection ``name`` from its JSON definition.
 
-    ``body`` is ``{"fields": [...]}`` (a ``"name"``, when given, must be ``name``).
+    ``body`` is ``{"fields": [...]}`` (a ``"name"``, when given, must be ``name``). The
+    keys ``_meta`` derives from the fields (``children``, ``indexes``) are accepted and
+    ignored, so that metadata read with ``GET`` can be written back as it is.
 
     Raises:
         InvalidQuery: ``name`` is not a user collection's name, or the body is not an
@@ -44,7 +49,7 @@ def parse_schema(name: str, body: Any) -> CollectionSchema:
         raise InvalidQuery("a schema is a JSON object with a \"fields\" array")
     if body.get("name", name) != name:
         raise InvalidQuery(f"the schema names {body['name']!r}, not {name!r}")
-    unknown = set(body) - {"name", "fields"}
+    unknown = set(body) - {"name", "fields", *DERIVED_KEYS}
     if unknown:
         raise InvalidQuery(f"unknown schema key(s): {', '.join(sorted(unknown))}")
     problems: list[FieldError] = []

@@ -1,14 +1,16 @@
 """``_meta``: what a database and its collections are, as clients read and change it.
 
-A collection's metadata is its schema's fields, its child fields (declared, or used by
-writes), and the store indexes its schema asks for. Without a schema (schemaless mode)
+A collection's metadata is its schema's fields (a child field among them, of type
+``child``), its child fields (declared, or used by writes), and the store indexes its
+schema asks for; ``children`` and ``indexes`` are derived, so what ``GET`` answers can be
+sent back with ``PUT`` unchanged. Without a schema (schemaless mode)
 ``fields`` and ``indexes`` are empty. Defining or removing a schema needs a
 full-access principal, in the library as over HTTP.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from docbase.core.auth import Action, Principal, authorize
 from docbase.core.names import check_collection_name
@@ -17,7 +19,21 @@ from docbase.core.schema.model import CollectionSchema, FieldType
 from docbase.core.schema.strict import undefined
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.schema.stored_schemas import SchemaRegistry
+
+
+class DescribedDatabase(Protocol):
+    """What ``_meta`` reads of a database (a ``Database`` has it)."""
+
+    @property
+    def schemas(self) -> SchemaRegistry:
+        """The schemas in ``_schemas``."""
+
+    async def collections(self) -> list[str]:
+        """The user collections holding documents, sorted."""
+
+    async def child_fields(self, collection: str) -> list[str]:
+        """The child fields recorded for a parent collection."""
 
 
 def field_meta(field: dict[str, Any]) -> dict[str, Any]:
@@ -28,7 +44,7 @@ def field_meta(field: dict[str, Any]) -> dict[str, Any]:
                                                            "unique")}}
 
 
-async def collection_meta(db: Database, name: str) -> dict[str, Any]:
+async def collection_meta(db: DescribedDatabase, name: str) -> dict[str, Any]:
     """Describe collection ``name``.
 
     Raises:
@@ -51,14 +67,14 @@ def describe(schema: CollectionSchema, used_children: list[str]) -> dict[str, An
                 for child in [*declared, *(c for c in used_children if c not in declared)]]
     return {
         "name": schema.name,
-        "fields": [field_meta(f) for f in fields if f["type"] != FieldType.CHILD],
+        "fields": [field_meta(f) for f in fields],
         "children": children,
         "indexes": [{"field": f.name, "unique": f.unique} for f in schema.stored_fields
                     if f.indexed],
     }
 
 
-async def database_meta(db: Database, name: str) -> dict[str, Any]:
+async def database_meta(db: DescribedDatabase, name: str) -> dict[str, Any]:
     """Describe database ``name``: its mode and each collection (defined or written)."""
     schemas = await db.schemas.all()
     mode = await db.schemas.mode()
@@ -73,7 +89,7 @@ async def database_meta(db: Database, name: str) -> dict[str, Any]:
     }
 
 
-async def define_collection(db: Database, principal: Principal, name: str,
+async def define_collection(db: DescribedDatabase, principal: Principal, name: str,
                             body: Any) -> dict[str, Any]:
     """Store the schema ``body`` of collection ``name``; return its new metadata.
 
@@ -89,7 +105,7 @@ async def define_collection(db: Database, principal: Principal, name: str,
     return await collection_meta(db, name)
 
 
-async def undefine_collection(db: Database, principal: Principal, name: str) -> list[str]:
+async def undefine_collection(db: DescribedDatabase, principal: Principal, name: str) -> list[str]:
     """Remove the schema of collection ``name`` (its documents stay); return ``[name]``.
 
     Raises:
