@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import re
 from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict
-from docbase.core.query import Between, Eq, Gt, In, Lt, Query
+from docbase.core.query import Between, Eq, Gt, In, Lt, Query, SortKey
 from tests.backends import sql_backend, sql_url
 
 ROWS = 5000
@@ -69,3 +71,65 @@ async def test_unique_index_ignores_missing_and_refuses_repeats(store: SqlDocume
         await store.insert("people", [new_document({"email": "user1@example.com"}, "api")])
     with pytest.raises(Conflict):
         await store.ensure_index("people", ("age",), unique=True)
+
+
+async def test_indexed_filter_and_sort_with_limit_are_one_index_scan(
+        store: SqlDocumentStore) -> None:
+    # price > 50 ORDER BY price DESC LIMIT 20 over an indexed path: the plain stream of
+    # the page (pages.py) walks the key index in order and stops, with no sort of the
+    # table; a few documents whose price is an array (or a string) sort among them
+    bodies: list[dict[str, Any]] = [{"price": round(i * 0.37 % 100, 2)} for i in range(ROWS)]
+    bodies += [{"price": [10, 99.995]}, {"price": [51]}, {"price": "cheap"}, {"price": []}]
+    await store.insert("items", [new_document(b, "api") for b in bodies])
+    await store.ensure_index("items", ("price",))  # (PostgreSQL: and ANALYZE)
+    query = Query(filter=Gt(("price",), 50), sort=(SortKey(("price",), -1),), limit=20)
+    plan = await store.explain("items", query)
+    print(f"\n{store.dialect.name} plan for {query!r}:\n{plan}")
+    if store.dialect.name == "sqlite":
+        assert re.search(r"SCAN c_\d+ USING INDEX c_\d+_k\d+", plan), plan
+        assert not any(re.fullmatch(r"SCAN c_\d+", line) for line in plan.splitlines()), plan
+    else:
+        assert re.search(r"Index Scan Backward using c_\d+_k\d+", plan), plan
+        assert "Seq Scan" not in plan, plan
+    found = [d["price"] for d in await store.find("items", query)]
+    expected = sorted((p for p in (b["price"] for b in bodies)
+                       if isinstance(p, float | int) and p > 50), reverse=True)
+    assert found[0] == [10, 99.995]  # an array sorts descending by its greatest item
+    assert found[1:] == expected[:19]
+
+
+@pytest.mark.postgres
+async def test_layout_3_rebuilds_older_postgresql_key_indexes_on_native_parts(
+        tmp_path: Path) -> None:
+    async with sql_url("postgresql", tmp_path) as url:
+        async with sql_backend(url) as (store, _):
+            await store.insert("items", [new_document({"price": i % 100}, "api")
+                                         for i in range(ROWS)])
+            await store.ensure_index("items", ("price",))
+
+            def downgrade(conn: sa.Connection) -> str:  # the key index as layout 2 made it
+                number, index = conn.execute(sa.text(
+                    "SELECT collection_id, id FROM docbase_indexes WHERE path = '[\"price\"]'"
+                )).one()
+                name = f"c_{number}_k{index}"
+                conn.execute(sa.text(f'DROP INDEX "{name}"'))
+                conn.execute(sa.text(f'CREATE INDEX "{name}" ON c_{number} '
+                                     "((docbase_scalar_key(doc -> 'price') COLLATE \"C\"))"))
+                conn.execute(sa.text("UPDATE docbase_layout SET version = 2"))
+                return name
+
+            name = await store.backend.run(downgrade, write=True)
+        async with sql_backend(url) as (store, _):  # a new docbase opens the database
+
+            def definition(conn: sa.Connection) -> str:
+                return str(conn.execute(sa.text(
+                    "SELECT indexdef FROM pg_indexes WHERE indexname = :name"
+                    " AND schemaname = current_schema()"),
+                    {"name": name}).scalar_one())
+
+            rebuilt = await store.backend.run(definition, write=False)
+            assert "docbase_scalar_key" not in rebuilt
+            assert "jsonb_typeof" in rebuilt
+            plan = await store.explain("items", Query(filter=Gt(("price",), 50),
+                                                      sort=(SortKey(("price",), 1),), limit=5))
+            assert f"Index Scan using {name}" in plan, plan

@@ -1,19 +1,15 @@
-"""The query AST compiled to SQLAlchemy Core: WHERE conditions and ORDER BY keys.
+"""The query AST compiled to SQLAlchemy Core: WHERE conditions and ORDER BY parts.
 
-Every field condition has the same shape, which keeps the common case fast and indexed
-while staying exact (``docs/query.md``, "Semantics")::
+Every field condition has the same shape (``docs/sql-adapter.md``)::
 
-    test(key(value at path))  OR  (fanout(path) AND EXISTS (reached values passing test))
+    test(value at path)  OR  (fanout(path) AND EXISTS (reached values passing test))
 
-The first branch reads the one value reached through objects only; it is what an
-expression index on the path serves. ``fanout`` is true only for documents in which
-walking the path meets an array, and only for those are the reached values listed (by
-the adapter's path functions) and tested one by one; it has an index too, so an OR of
-both branches stays an index lookup. Values are compared through their order keys
-(:mod:`.keys`), which put every type class in its own range: a range test is a key
-range within the class, and equality of numbers, strings, objects and arrays is key
-equality. Conditions on objects or arrays use the column that keeps key order.
-Negations use ``IS NOT TRUE`` so that SQL NULLs never leak into the result.
+The first branch reads the one value reached through objects only, in the database's
+own values for scalars (:meth:`.Dialect.compare`); it is what an expression index on
+the path serves. ``fanout`` is true only for documents in which walking the path meets
+an array, and only for those are the reached values listed and tested one by one.
+Objects and arrays compare through their order keys (:mod:`.keys`) on the column that
+keeps key order. Negations use ``IS NOT TRUE`` so that SQL NULLs never leak.
 """
 
 from __future__ import annotations
@@ -23,10 +19,10 @@ from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
-from sqlalchemy.sql.elements import UnaryExpression
+from sqlalchemy.sql.elements import False_, UnaryExpression
 
-from docbase.adapters.sql.dialects import Dialect, RowKind
-from docbase.adapters.sql.values import Condition, Expr, JsonValue, sql_string
+from docbase.adapters.sql.dialects import OPERATORS, Dialect, RowKind
+from docbase.adapters.sql.values import Condition, Expr, JsonValue
 from docbase.core.errors import InvalidQuery
 from docbase.core.field_name_encoding import encode_names
 from docbase.core.ordering import type_class
@@ -65,6 +61,8 @@ class Scope(NamedTuple):
 
 
 def _not(condition: Condition) -> Condition:
+    if isinstance(condition, False_):
+        return sa.true()
     return condition.is_not(sa.true())
 
 
@@ -87,9 +85,16 @@ def needs_exact(filter: Filter) -> bool:
 class QueryCompiler:
     """Compiles filters and sort keys against one collection table."""
 
-    def __init__(self, dialect: Dialect, table: sa.TableClause) -> None:
+    def __init__(self, dialect: Dialect, table: sa.TableClause,
+                 flat: Sequence[Path] = ()) -> None:
+        """Compile for ``table``; ``flat`` paths are known to meet no array (names encoded).
+
+        Conditions on a flat path (or on a prefix of one) compile to their first branch
+        only, which is exactly an expression index's expression.
+        """
         self.dialect = dialect
         self.table = table
+        self.flat = tuple(flat)
         self.root = Scope(dialect.root(table, exact=False), dialect.root(table, exact=True),
                           document=True)
         self._names = itertools.count()
@@ -100,7 +105,7 @@ class QueryCompiler:
 
     def order_by(self, sort: Sequence[SortKey]) -> list[UnaryExpression[Any]]:
         """Compile ``sort`` then ``_id`` ascending to ORDER BY expressions."""
-        return [*(self.sort_key(encode_names(key)) for key in sort), self.table.c.id.asc()]
+        return [*(part for key in sort for part in self.sort_key(key)), self.table.c.id.asc()]
 
     # ------------------------------------------------------------------ conditions
 
@@ -154,9 +159,10 @@ class QueryCompiler:
         parts = []
         if any(v is None for v in values):
             parts.append(self._null_or_missing(scope, path))
-        scalars = [self.dialect.literal_key(v) for v in values if type_class(v) in _SCALARS]
+        scalars = [v for v in values if type_class(v) in _SCALARS]
         if scalars:
-            parts.append(self._any_value(scope, path, lambda v: self._key_in(v, scalars)))
+            parts.append(self._any_value(
+                scope, path, lambda v: self.dialect.equals_any(v, scalars)))
         containers = [self.dialect.literal_key(v) for v in values if isinstance(v, dict | list)]
         if containers:
             parts.append(self._any_container(scope, path, lambda v: self._key_in(v, containers)))
@@ -164,7 +170,7 @@ class QueryCompiler:
 
     def _null_or_missing(self, scope: Scope, path: Path) -> Condition:
         fanout = self._fanout(scope, path)
-        plain = sa.and_(self.dialect.key_is_null(self.key(scope.fast.walk(path))), _not(fanout))
+        plain = sa.and_(self.dialect.is_null(scope.fast.walk(path)), _not(fanout))
         walked = sa.and_(fanout, sa.or_(
             ~self._any_row(scope, path, "values", None),
             self._any_row(scope, path, "reached", lambda v: v.is_type("null"))))
@@ -176,21 +182,21 @@ class QueryCompiler:
             return self.table.c.id.operate(_OPERATORS[op], operand)
         if operand is None:
             return self._null_or_missing(scope, path) if op in (">=", "<=") else sa.false()
-        cls = type_class(operand)
+        if type_class(operand) in _SCALARS:
+            return self._any_value(scope, path,
+                                   lambda value: self.dialect.compare(value, op, operand))
         bound = self.dialect.literal_key(operand)
-        low, high = self.dialect.class_bounds(cls)
+        low, high = self.dialect.class_bounds(type_class(operand))
 
         def test(value: JsonValue) -> Condition:
             key = self.key(value)
-            parts = [key.operate(_OPERATORS[op], bound)]
+            parts = [key.operate(OPERATORS[op], bound)]
             if op[0] == ">" and high is not None:
                 parts.append(key < high)
             if op[0] == "<" and low is not None:
                 parts.append(key >= low)
             return sa.and_(*parts)
 
-        if cls in _SCALARS:
-            return self._any_value(scope, path, test)
         return self._any_container(scope, path, test)
 
     def _between(self, scope: Scope, path: Path, low: JSON, high: JSON) -> Condition:
@@ -200,14 +206,15 @@ class QueryCompiler:
         cls = type_class(low)
         if type_class(high) != cls:
             return sa.false()
+        if cls in _SCALARS:
+            return self._any_value(scope, path, lambda value: sa.and_(
+                self.dialect.compare(value, ">=", low), self.dialect.compare(value, "<=", high)))
         keys = self.dialect.literal_key(low), self.dialect.literal_key(high)
 
         def test(value: JsonValue) -> Condition:
             key = self.key(value)
             return sa.and_(key >= keys[0], key <= keys[1])
 
-        if cls in _SCALARS:
-            return self._any_value(scope, path, test)
         return self._any_container(scope, path, test)
 
     def _elem_match(self, scope: Scope, path: Path, query: Filter, *, objects: bool) -> Condition:
@@ -250,6 +257,8 @@ class QueryCompiler:
         return self.dialect.path_rows(base, path, kind, self._name())
 
     def _fanout(self, scope: Scope, path: Path) -> Condition:
+        if scope.document and any(path == flat[:len(path)] for flat in self.flat):
+            return sa.false()  # the caller selects only documents where it meets no array
         return self.dialect.fanout(scope.fast, path)
 
     def key(self, value: JsonValue) -> Expr:
@@ -257,35 +266,36 @@ class QueryCompiler:
         return self.dialect.order(value.key())
 
     def _key_in(self, value: JsonValue, keys: list[Any]) -> Condition:
-        key = self.key(value)
-        if len(keys) == 1:
-            equal: Condition = key == keys[0]
-            return equal
         # one bind per key: keys of different classes have different SQL types
-        return key.in_([sa.literal(k) for k in keys])
+        key = self.key(value)
+        return key == keys[0] if len(keys) == 1 else key.in_([sa.literal(k) for k in keys])
 
     def _name(self) -> str:
         return f"j{next(self._names)}"
 
     # ------------------------------------------------------------------ sorting
 
-    def sort_key(self, key: SortKey) -> UnaryExpression[Any]:
-        """Order by the smallest (ascending) or largest (descending) reached item."""
+    def sort_parts(self, path: Path, descending: bool) -> list[Expr]:
+        """The SQL expressions a sort on ``path`` (names encoded) orders by, in turn.
+
+        Every part goes in the sort's direction, then ``id`` ascending breaks ties. A
+        document whose path meets an array sorts by its least (ascending) or greatest
+        (descending) item, empty as missing; any other by the value, in the database's
+        own values (:meth:`.Dialect.sort_parts`), which alone remain for a path of
+        :attr:`flat`: the parts an expression index on the path holds.
+        """
+        fast, exact = self.root.fast.walk(path), self.root.exact.walk(path)
+        plain = self.dialect.sort_parts(fast, exact)
+        if path in self.flat:
+            return plain
+        chosen = self.dialect.chosen_item_parts(self.root.exact.member(path[0]), path[1:],
+                                                descending, self._name())
+        fanout = self.dialect.fanout(self.root.fast, path)
+        return [sa.case((fanout, slow), else_=part) for slow, part in zip(chosen, plain,
+                                                                         strict=True)]
+
+    def sort_key(self, key: SortKey) -> list[UnaryExpression[Any]]:
+        """ORDER BY expressions of one sort key (names not yet encoded)."""
         descending = key.direction == -1
-        rows, item = self._rows(self.root, key.path, "items", exact=True)
-        item_key = self.key(item)
-        first: Expr = (sa.select(item_key).select_from(rows)
-                       .order_by(item_key.desc() if descending else item_key.asc())
-                       .limit(1).scalar_subquery())
-        if self.dialect.null_key is not None:  # no item at all sorts as null
-            first = sa.func.coalesce(first, sql_string(self.dialect.null_key))
-        plain = self.root.exact.walk(key.path).key()
-        expr = self.dialect.order(sa.case((self.dialect.fanout(self.root.exact, key.path), first),
-                                          else_=plain))
-        return expr.desc() if descending else expr.asc()
-
-
-_OPERATORS: dict[str, Any] = {
-    ">": sa.sql.operators.gt, ">=": sa.sql.operators.ge,
-    "<": sa.sql.operators.lt, "<=": sa.sql.operators.le,
-}
+        parts = self.sort_parts(encode_names(key).path, descending)
+        return [part.desc() if descending else part.asc() for part in parts]

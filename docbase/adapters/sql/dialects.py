@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from docbase.adapters.sql.order_keys import RANKS
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
-from docbase.core.ordering import TypeClass
+from docbase.core.ordering import TypeClass, type_class
 from docbase.core.query import JSON, Path
 
 COLUMNS = ("id", "body", "parent_id", "version", "created", "changed", "search")
@@ -26,6 +26,10 @@ COLUMNS = ("id", "body", "parent_id", "version", "created", "changed", "search")
 Row = tuple[str, str, str | None, int, str | None, str | None, str]
 """A collection row: id, body and search as JSON text, parent id, version, timestamps."""
 
+OPERATORS: dict[str, Any] = {
+    ">": sa.sql.operators.gt, ">=": sa.sql.operators.ge,
+    "<": sa.sql.operators.lt, "<=": sa.sql.operators.le, "=": sa.sql.operators.eq,
+}
 
 
 def swap_sql(table: str, mark: str, json: str = "", jsonb: str = "") -> str:
@@ -139,6 +143,65 @@ class Dialect(abc.ABC):
         the database cannot do that.
         """
         return None
+
+    # ---------------------------------------------------------- native order (see docs)
+
+    def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:
+        """The order of a value as SQL expressions compared in turn, all ascending.
+
+        ``fast`` and ``exact`` are the same value (the exact one keeps object key order).
+        A scalar's parts are the database's own values, so ordering by them needs no
+        function of the adapter; an expression index on :meth:`index_parts` serves them.
+        The default is the one order key (SQLite: the value itself for numbers and
+        strings, a blob for the rest).
+        """
+        return [self.order(exact.key())]
+
+    def index_parts(self, fast: JsonValue) -> list[Expr]:
+        """The leading :meth:`sort_parts` of a value that an expression index holds."""
+        return [self.order(fast.key())]
+
+    def chosen_item_parts(self, value: JsonValue, path: Path, descending: bool,
+                          name: str) -> list[Expr]:
+        """The :meth:`sort_parts` of the least (greatest) item reached by ``path``.
+
+        The slow road, taken only for documents whose sorted path meets an array; no
+        item at all sorts as null. ``value`` is exact, ``name`` names a FROM item.
+        """
+        rows, item = self.path_rows(value, path, "items", name)
+        key = self.order(item.key())
+        first: Expr = (sa.select(key).select_from(rows)
+                       .order_by(key.desc() if descending else key.asc())
+                       .limit(1).scalar_subquery())
+        if self.null_key is not None:
+            first = sa.func.coalesce(first, sa.literal(self.null_key))
+        return [self.order(first)]
+
+    def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:
+        """Test ``value <op> operand`` (``=``, ``<``, ...) within a scalar operand's class."""
+        key = self.order(value.key())
+        bound = self.literal_key(operand)
+        if op == "=":
+            equal: Condition = key == bound
+            return equal
+        low, high = self.class_bounds(type_class(operand))
+        parts = [key.operate(OPERATORS[op], bound)]
+        if op[0] == ">" and high is not None:
+            parts.append(key < high)
+        if op[0] == "<" and low is not None:
+            parts.append(key >= low)
+        return sa.and_(*parts)
+
+    def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
+        """Test that ``value`` equals one of the scalar ``operands`` (1 = 1.0, true != 1)."""
+        if len(operands) == 1:
+            return self.compare(value, "=", operands[0])
+        # one bind per key: keys of different classes have different SQL types
+        return self.order(value.key()).in_([sa.literal(self.literal_key(v)) for v in operands])
+
+    def is_null(self, value: JsonValue) -> Condition:
+        """Test that ``value`` is null or missing."""
+        return self.key_is_null(self.order(value.key()))
 
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
         """Return keys ``(low, high)``: a key of class ``cls`` is ``>= low``, ``< high``."""

@@ -1,32 +1,38 @@
 """Expression indexes on document paths, dropping collections, and query plans.
 
 ``ensure_index(collection, path)`` creates two indexes on the collection table: one on
-the order key of the value at the path (what equality and range conditions compare,
-see :mod:`.compiler`) and one on whether walking the path meets an array (the other
-branch of every condition). A unique index holds the key too, but NULL for null and
+the order of the value at the path (:meth:`.Dialect.index_parts`: what equality and
+range conditions compare and what a sort on the path orders by, see :mod:`.compiler`)
+and one on whether walking the path meets an array (the other branch of every
+condition). A unique index holds the key too, but NULL for null and
 missing values, so that those are not constrained; on PostgreSQL it is built from the
 ``json`` column so that objects differing only in key order stay distinct.
 """
 
 from __future__ import annotations
 
+import time
 from typing import Any
 
 import msgspec
 import sqlalchemy as sa
+from sqlalchemy.sql.elements import Grouping
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.dialects import Dialect
+from docbase.core.field_name_encoding import encode_path
 from docbase.core.query import Path
 
 _encode = msgspec.json.Encoder().encode
 
 
-def _create(conn: sa.Connection, table: sa.Table, name: str, expression: Any,
-            *, unique: bool = False) -> None:
-    # an index on expressions only cannot find its table by itself
-    sa.Index(name, expression, unique=unique, _table=table).create(conn, checkfirst=False)
+def _create(conn: sa.Connection, table: sa.Table, name: str, *expressions: Any,
+            unique: bool = False) -> None:
+    # an index on expressions only cannot find its table by itself; each expression in
+    # parentheses, as CREATE INDEX wants for anything but a column or a function call
+    sa.Index(name, *(Grouping(e) for e in expressions), unique=unique,
+             _table=table).create(conn, checkfirst=False)
 
 
 def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
@@ -50,7 +56,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
         _create(conn, table, f"{table.name}_f{index_id}", dialect.fanout_index(fast, path))
         if not (unique and dialect.unique_index_serves_queries):
             _create(conn, table, f"{table.name}_k{index_id}",
-                          dialect.order(fast.walk(path).key()))
+                    *dialect.index_parts(fast.walk(path)))
     else:
         index_id = int(found.id)
         conn.execute(sa.update(registry).where(registry.c.id == index_id)
@@ -63,6 +69,34 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
             conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
     if dialect.name == "postgresql":
         conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+
+
+class IndexedPaths:
+    """Which paths of a collection have an index, as the registry said a moment ago.
+
+    A sorted page takes the two-stream form (:mod:`.pages`) only when its leading sorted
+    path has an index: without one, the second stream is a second scan of the table.
+    Answers are kept for :data:`FRESH_SECONDS`, so that an index another process (or
+    this one) created is used soon after; a stale answer only picks the slower form of
+    a statement that answers the same.
+    """
+
+    FRESH_SECONDS = 5.0
+
+    def __init__(self) -> None:
+        """Nothing is known yet."""
+        self._known: dict[int, tuple[float, frozenset[str]]] = {}
+
+    def has(self, conn: sa.Connection, number: int, path: Path) -> bool:
+        """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
+        now = time.monotonic()
+        known = self._known.get(number)
+        if known is None or now - known[0] > self.FRESH_SECONDS:
+            registry = schema.indexes
+            paths = conn.execute(sa.select(registry.c.path).where(
+                registry.c.collection_id == number)).scalars()
+            known = self._known[number] = (now, frozenset(paths))
+        return _encode(list(encode_path(path))).decode() in known[1]
 
 
 def drop_collection(conn: sa.Connection, backend: SqlBackend, collection: str) -> None:

@@ -14,9 +14,10 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.dialects.postgresql import aggregate_order_by
 from typing_extensions import override
 
-from docbase.adapters.sql import pg_regex
+from docbase.adapters.sql import pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.order_keys import RANKS, encode_key
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
@@ -63,6 +64,42 @@ class PostgresDialect(Dialect):
         return encode_key(value)
 
     @override
+    def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:
+        assert isinstance(fast, PgValue)
+        assert isinstance(exact, PgValue)
+        return pg_order.sort_parts(fast, exact)
+
+    @override
+    def index_parts(self, fast: JsonValue) -> list[Expr]:
+        assert isinstance(fast, PgValue)
+        return pg_order.index_parts(fast)
+
+    @override
+    def chosen_item_parts(self, value: JsonValue, path: Path, descending: bool,
+                          name: str) -> list[Expr]:
+        # one opaque call per part and array document (not a subquery the planner
+        # would plan four times); NULL when there is no item, which ranks as null
+        steps = sa.literal(list(path), postgresql.ARRAY(sa.Text()))
+        chosen = PgValue(sa.func.docbase_sort_item(value.json(), steps, sa.literal(descending),
+                                                   type_=postgresql.JSON), "json")
+        return pg_order.sort_parts(chosen, chosen)
+
+    @override
+    def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.compare(value, op, operand)
+
+    @override
+    def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.equals_any(value, operands)
+
+    @override
+    def is_null(self, value: JsonValue) -> Condition:
+        assert isinstance(value, PgValue)
+        return pg_order.is_null(value)
+
+    @override
     def float_sum(self, number: Expr) -> Expr:
         return sa.func.array_agg(number)  # summed by the client: PostgreSQL has no fsum
 
@@ -104,6 +141,24 @@ class PostgresDialect(Dialect):
     @override
     def body_text(self, body: Expr) -> Expr:
         return sa.cast(body, sa.Text)
+
+    @override
+    def without_fields(self, body: Expr, fields: Sequence[str]) -> Expr | None:
+        # the object written again from its members' stored text: json_each of a json
+        # value yields each member's text as stored, in stored order (number spelling,
+        # nested key order); to_json escapes keys as msgspec wrote them
+        members = sa.func.json_each(body).table_valued(
+            "key", "value", with_ordinality="n", name="m", joins_implicitly=True
+        ).render_derived()
+        member = (sa.cast(sa.func.to_json(members.c.key), sa.Text)
+                  .concat(sql_string(":")).concat(sa.cast(members.c.value, sa.Text)))
+        joined = sa.func.string_agg(member, aggregate_order_by(sql_string(","), members.c.n),
+                                    type_=sa.Text)
+        rebuilt = (sa.select(sql_string("{").concat(sa.func.coalesce(joined, sql_string("")))
+                             .concat(sql_string("}")))
+                   .select_from(members)
+                   .where(members.c.key.not_in([sql_string(name) for name in fields])))
+        return rebuilt.scalar_subquery()
 
     @override
     def unique_key(self, value: JsonValue) -> Expr:

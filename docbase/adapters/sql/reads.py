@@ -15,10 +15,11 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 
-from docbase.adapters.sql import indexes
+from docbase.adapters.sql import indexes, pages
 from docbase.adapters.sql.aggregates import aggregate_statement
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
+from docbase.adapters.sql.indexes import IndexedPaths
 from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
@@ -58,6 +59,7 @@ class SqlDocumentReads:
         # statement construction (tables are never renumbered, so this never goes stale)
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
         self._find_statements: dict[Hashable, sa.Select[Any]] = {}
+        self._indexes = IndexedPaths()
         self._drops_fields_in_sql = self.dialect.without_fields(
             sa.column("body"), ("_version",)) is not None
 
@@ -101,8 +103,10 @@ class SqlDocumentReads:
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """The stored texts; hidden fields dropped in SQL (SQLite) or here (top level)."""
-        in_sql = self._drops_fields_in_sql
+        """The stored texts; hidden fields dropped in SQL (both dialects can) or here."""
+        # rows an OFFSET skips are computed too: PostgreSQL's rebuilt objects cost more
+        # than decoding the page here, so a deep page drops the fields in Python
+        in_sql = self._drops_fields_in_sql and (not query.skip or self.dialect.name == "sqlite")
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
             return [msgspec.Raw(body if not json_needs_decoding(body) else
@@ -124,30 +128,41 @@ class SqlDocumentReads:
             number = self.backend.number(conn, collection)
             if number is None:
                 return []
-            return self.backend.scalars(conn, self._find_statement(number, query, hide))
+            statement = self._find_statement(number, query, hide, self._split(conn, number, query))
+            return self.backend.scalars(conn, statement)
 
         return await self.backend.run(work, write=False)
 
-    def _find_statement(self, number: int, query: Query, hide: Sequence[str]) -> sa.Select[Any]:
+    def _split(self, conn: sa.Connection, number: int, query: Query) -> bool:
+        """Whether a find takes the two-stream form (:mod:`.pages`): an index can serve it."""
+        return (bool(query.sort) and query.limit is not None
+                and self._indexes.has(conn, number, query.sort[0].path))
+
+    def _find_statement(self, number: int, query: Query, hide: Sequence[str],
+                        split: bool = False) -> sa.Select[Any]:
         # built once per query shape and table: the same list read (a page of a listing)
         # comes again and again, and building the statement cost more than running it
         # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
         # (equal, and equally hashed, as Python values)
-        key = (number, tuple(hide), _shape((query.filter, query.sort, query.skip, query.limit)))
+        key = (number, tuple(hide), split,
+               _shape((query.filter, query.sort, query.skip, query.limit)))
         statement = self._find_statements.get(key)
         if statement is not None:
             return statement
         table = self.backend.table_clause(number)
         body = self._body(table)
         if hide:  # the dialect can: find_encoded asked
-            body = self.dialect.without_fields(body, hide)
-        compiler = QueryCompiler(self.dialect, table)
-        statement = (sa.select(body).where(compiler.where(query.filter))
-                     .order_by(*compiler.order_by(query.sort)))
-        if query.skip:
-            statement = statement.offset(query.skip)
-        if query.limit is not None:
-            statement = statement.limit(query.limit)
+            body = self.dialect.without_fields(table.c.body, hide)
+        if split:  # the leading sorted path has an index: two streams, one served by it
+            statement = pages.sorted_page(self.dialect, table, body, query)
+        else:
+            compiler = QueryCompiler(self.dialect, table)
+            statement = (sa.select(body).select_from(table).where(compiler.where(query.filter))
+                         .order_by(*compiler.order_by(query.sort)))
+            if query.skip:
+                statement = statement.offset(pages.written_number(query.skip))
+            if query.limit is not None:
+                statement = statement.limit(pages.written_number(query.limit))
         self._cache(key, statement)
         return statement
 
@@ -212,14 +227,22 @@ class SqlDocumentReads:
 
         return await self.backend.run(work, write=False)
 
-    async def explain(self, collection: str, filter: Filter) -> str:
-        """Return the database's query plan for finding ``filter`` (tests and docs)."""
+    async def explain(self, collection: str, filter: Filter | Query) -> str:
+        """Return the database's query plan for ``filter``, or for a whole find (a query).
+
+        For a query the plan is that of the very statement :meth:`find` runs.
+        """
         def work(conn: sa.Connection) -> str:
-            table = self.backend.table(conn, collection)
-            if table is None:
+            number = self.backend.number(conn, collection)
+            if number is None:
                 raise NotFound(f"no collection {collection!r}")
-            statement = sa.select(table.c.id).where(
-                QueryCompiler(self.dialect, table).where(filter))
+            if isinstance(filter, Query):
+                split = self._split(conn, number, filter)
+                statement = self._find_statement(number, filter, (), split)
+            else:
+                table = self.backend.table_clause(number)
+                statement = sa.select(table.c.id).where(
+                    QueryCompiler(self.dialect, table).where(filter))
             return indexes.explain(conn, self.dialect, statement)
 
         return await self.backend.run(work, write=False)

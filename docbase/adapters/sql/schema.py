@@ -14,21 +14,25 @@
 - ``docbase_blobs`` / ``docbase_blob_chunks``: blob metadata and fixed-size chunks;
   ``docbase_blobs.blob_id`` is indexed (migration 2) so the orphan sweep finds chunks no
   blob points to without scanning every blob per chunk.
+- migration 3 rebuilds PostgreSQL's key indexes on the native order parts and
+  reinstalls its functions (``pg_functions.py``).
 """
 
 from __future__ import annotations
 
 import functools
+import json
 from collections.abc import Callable
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
+from sqlalchemy.sql.elements import Grouping
 
 from docbase.adapters.sql import pg_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.core.errors import ConfigurationError
 
-LAYOUT_VERSION = 2
+LAYOUT_VERSION = 3
 
 metadata = sa.MetaData()
 
@@ -123,7 +127,23 @@ def _v2(conn: sa.Connection, dialect: Dialect) -> None:
     blobs_by_id.create(conn, checkfirst=True)
 
 
-MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {1: _v1, 2: _v2}
+def _v3(conn: sa.Connection, dialect: Dialect) -> None:
+    # PostgreSQL's key indexes hold the native order parts (pg_order.py), which queries
+    # now compare, instead of docbase_scalar_key's text (SQLite's did not change)
+    if dialect.name != "postgresql":
+        return
+    for statement in pg_functions.install_statements():  # STRICT, docbase_sort_item
+        conn.exec_driver_sql(statement)
+    for row in conn.execute(sa.select(indexes.c.id, indexes.c.collection_id, indexes.c.path)):
+        table = collection_ddl(row.collection_id, dialect)
+        name = f"{table.name}_k{row.id}"
+        conn.execute(sa.text(f'DROP INDEX IF EXISTS "{name}"'))
+        value = dialect.root(table, exact=False).walk(tuple(json.loads(row.path)))
+        parts = (Grouping(part) for part in dialect.index_parts(value))
+        sa.Index(name, *parts, _table=table).create(conn)
+
+
+MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {1: _v1, 2: _v2, 3: _v3}
 
 
 def migrate(conn: sa.Connection, dialect: Dialect) -> int:
