@@ -209,3 +209,10 @@ def test_only_the_top_floor_imports_the_database() -> None:
                        if "docbase.core.database" in targets and m not in top
                        and not m.startswith(TOP_IMPORTERS))
     assert importers == [], f"import docbase.core.database below the top: {importers}"
+
+
+def test_no_module_is_over_300_lines() -> None:
+    long = sorted(f"{path.relative_to(PACKAGE.parent)}: {count}"
+                  for path in PACKAGE.rglob("*.py")
+                  if (count := len(path.read_text(encoding="utf-8").splitlines())) > 300)
+    assert long == [], f"split these along a real seam: {long}"

@@ -8,7 +8,7 @@ The first branch reads the one value reached through objects only, in the databa
 own values for scalars (:meth:`.Dialect.compare`); it is what an expression index on
 the path serves. ``fanout`` is true only for documents in which walking the path meets
 an array, and only for those are the reached values listed and tested one by one.
-Objects and arrays compare through their order keys (:mod:`.keys`) on the column that
+Objects and arrays compare through their order keys (:mod:`.order_keys`) on the column that
 keeps key order. Negations use ``IS NOT TRUE`` so that SQL NULLs never leak.
 """
 
@@ -178,8 +178,7 @@ class QueryCompiler:
 
     def _ordered(self, scope: Scope, path: Path, operand: JSON, op: str) -> Condition:
         if scope is self.root and path == ("_id",) and isinstance(operand, str):
-            # every _id is a string, kept in the id column: a keyset page uses its index
-            return self.table.c.id.operate(_OPERATORS[op], operand)
+            return self.table.c.id.operate(OPERATORS[op], operand)  # the indexed id column
         if operand is None:
             return self._null_or_missing(scope, path) if op in (">=", "<=") else sa.false()
         if type_class(operand) in _SCALARS:
