@@ -3,7 +3,7 @@
 Times, on a typical 10-field document, the walk of
 :func:`docbase.core.untrusted_json.check_bounds` that the write pipeline's content
 stage runs (:mod:`docbase.core.pipeline.content`), the substring scans the SQL adapter
-makes on each stored and each read body (:mod:`docbase.core.stored_keys`), the one
+makes on each stored and each read body (:mod:`docbase.core.field_name_encoding`), the one
 ``encode_names`` of a filter, and msgspec's encoding of the same document for scale.
 
     .venv/bin/python benchmarks/document_rules_bench.py [--number N]
@@ -16,8 +16,8 @@ import timeit
 
 import msgspec
 
+from docbase.core.field_name_encoding import encode_names, json_needs_decoding, json_needs_encoding
 from docbase.core.query import And, Eq, Gt
-from docbase.core.stored_keys import encode_names, json_needs_decoding, json_needs_encoding
 from docbase.core.untrusted_json import check_bounds
 
 DOCUMENT = {"_id": "5f0000000000000000000000", "name": "Joe Smith", "age": 42,

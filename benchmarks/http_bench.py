@@ -1,7 +1,7 @@
 """HTTP benchmark: docbase (SQLite, PostgreSQL) against a bare Litestar app, over TLS.
 
 Every contender runs in its own server process, configured by the same function
-``docbase serve`` uses (``docbase.http.serve.http_server``: same ASGI server, same TLS
+``docbase serve`` uses (``docbase.http.launch.http_server``: same ASGI server, same TLS
 certificate and settings, same number of workers), and is loaded by ``wrk`` on
 loopback. Printed: requests/s, p50 and p99 latency for get-by-id, list of 100 and
 create, and docbase's requests/s as a fraction of the bare app's.
@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import Deployment, ensure_data_dir, resolve  # noqa: E402
-from docbase.http import serve  # noqa: E402
+from docbase.http import launch, serve  # noqa: E402
 from docbase.http.tls import ensure_self_signed  # noqa: E402
 from docbase.testing.loopback import free_port  # noqa: E402
 
@@ -78,11 +78,11 @@ def run_server(kind: str, target: str) -> None:
     """In the server subprocess: serve ``target`` as ``docbase serve`` would.
 
     ``docbase`` is the server ``docbase serve`` runs (uvicorn, see
-    ``docbase.http.serve.http_server``); ``granian`` is Granian with the settings
+    ``docbase.http.launch.http_server``); ``granian`` is Granian with the settings
     ``docbase serve`` used before it (Rust HTTP and TLS, for comparison).
     """
-    deployment = msgspec.json.decode(os.environ[serve.DEPLOYMENT_ENV], type=Deployment)
-    listener = serve.Listener(deployment.certfile, deployment.keyfile)
+    deployment = msgspec.json.decode(os.environ[launch.DEPLOYMENT_ENV], type=Deployment)
+    listener = launch.Listener(deployment.certfile, deployment.keyfile)
     if kind == "granian":
         from granian import Granian  # noqa: PLC0415 (only for --server granian)
         from granian.constants import HTTPModes, Interfaces, SSLProtocols  # noqa: PLC0415
@@ -94,13 +94,13 @@ def run_server(kind: str, target: str) -> None:
                 ssl_key=Path(listener.keyfile) if listener.keyfile else None,
                 ssl_protocol_min=SSLProtocols.tls12, log_access=False).serve()
     else:
-        serve.http_server(target, deployment, listener).serve()
+        launch.http_server(target, deployment, listener).serve()
 
 
 @contextlib.contextmanager
 def server_process(kind: str, target: str, deployment: Deployment) -> Iterator[str]:
     env = dict(os.environ, PYTHONPATH=str(ROOT))
-    env[serve.DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
+    env[launch.DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
     log = Path(deployment.data_dir) / "server.log"
     with log.open("wb") as out:
         process = subprocess.Popen(

@@ -11,10 +11,15 @@ compare two versions of the code by (run them alternately: ``PYTHONPATH=<checkou
     PYTHONPATH=. .venv/bin/python benchmarks/inprocess_bench.py get list total post
     PYTHONPATH=. .venv/bin/python benchmarks/inprocess_bench.py --storage \\
         postgresql://postgres@127.0.0.1/bench list
+    PYTHONPATH=. .venv/bin/python benchmarks/inprocess_bench.py --metrics get post
+
+``--metrics`` serves with metrics on (``--metrics-token``, prometheus-client's
+multiprocess files in a temporary directory), to compare with a run without it.
 
 The workloads are those of ``versus.py``: ``get`` (a random one of 10,000 documents),
 ``list`` (the first 100), ``total`` (with the total count), ``post`` (a small
-document). The documents are seeded once into ``--data-dir`` (default: a temporary
+document), ``patch`` (one field of a random document). The documents are seeded once
+into ``--data-dir`` (default: a temporary
 directory); a PostgreSQL database given with ``--storage`` must be empty or seeded by an
 earlier run.
 """
@@ -37,8 +42,10 @@ import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+if "--metrics" in sys.argv:  # read when prometheus-client is imported, below
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="inprocess-metrics-")
 
-from benchmarks.versus import KEY, N, document  # noqa: E402
+from benchmarks.versus import KEY, METRICS_TOKEN, N, document  # noqa: E402
 from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import resolve  # noqa: E402
 from docbase.http.serve import build_app  # noqa: E402
@@ -48,6 +55,7 @@ HEADERS = [(b"host", b"127.0.0.1"), (b"x-forwarded-proto", b"https"),
 _RUNNING: set[asyncio.Future[Any]] = set()
 POST = json.dumps({"name": "bench item", "price": 12.5, "tags": ["x", "y"],
                    "created": "2024-06-01T12:00:00Z"}).encode()
+PATCH = b'{"price": 42.5}'
 
 
 async def call(app: Any, method: str, path: str, query: bytes = b"",
@@ -118,7 +126,8 @@ async def measure(app: Any, workload: str, ids: list[str], duration: float) -> N
         return {"get": ("GET", "/rest/items/" + random.choice(ids), b"", b""),
                 "list": ("GET", "/rest/items", b"max=100", b""),
                 "total": ("GET", "/rest/items", b"max=100&totals=true", b""),
-                "post": ("POST", "/rest/created", b"", POST)}[workload]
+                "post": ("POST", "/rest/created", b"", POST),
+                "patch": ("PATCH", "/rest/items/" + random.choice(ids), b"", PATCH)}[workload]
 
     count, bad, stop = 0, 0, 0.0
 
@@ -144,7 +153,8 @@ async def measure(app: Any, workload: str, ids: list[str], duration: float) -> N
 async def main(args: argparse.Namespace) -> None:
     os.environ["DOCBASE_ADMIN_KEY"] = KEY
     deployment = resolve(environ={}, data_dir=args.data_dir, storage=args.storage,
-                         proxy_headers=True)
+                         proxy_headers=True,
+                         metrics_token=METRICS_TOKEN if args.metrics else None)
     await bootstrap(deployment)
     app = build_app(deployment)
     await started(app)
@@ -155,10 +165,13 @@ async def main(args: argparse.Namespace) -> None:
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("workloads", nargs="+", choices=["get", "list", "total", "post"])
+    parser.add_argument("workloads", nargs="+", choices=["get", "list", "total", "post",
+                                                         "patch"])
     parser.add_argument("--duration", type=float, default=4)
     parser.add_argument("--storage", help="storage URL (default: SQLite in --data-dir)")
     parser.add_argument("--data-dir", default=None)
+    parser.add_argument("--metrics", action="store_true",
+                        help="metrics on, as docbase serve --metrics-token runs them")
     arguments = parser.parse_args()
     temporary = None if arguments.data_dir else tempfile.mkdtemp(prefix="inprocess-bench-")
     arguments.data_dir = arguments.data_dir or temporary

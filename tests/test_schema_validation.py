@@ -74,8 +74,9 @@ async def test_a_bulk_insert_names_each_item_and_stores_nothing(db: Database) ->
 
 async def test_validate_false_skips_checks_but_not_uniqueness(db: Database) -> None:
     people = db.collection("people")
-    results = await people.insert_unvalidated(
-        [{"age": "old", "email": "a@x.org"}, {"email": "a@x.org"}, {"name": "Bo"}])
+    results = await people.insert_each(
+        [{"age": "old", "email": "a@x.org"}, {"email": "a@x.org"}, {"name": "Bo"}],
+        validate=False)
     assert results[0]["age"] == "old"  # stored as sent
     assert isinstance(results[1], Conflict)
     assert results[2]["name"] == "Bo"

@@ -16,7 +16,7 @@ from docbase.adapters.sql import schema as layout
 from docbase.core.documents import new_document
 from docbase.core.errors import ConfigurationError, InvalidQuery, MissingDependencyError
 from docbase.core.query import Eq, Query, Regex, Text
-from docbase.core.registry import open_stores
+from docbase.core.schemes import open_stores
 from tests.backends import sql_backend, sql_url
 
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docbase.adapters.sql import SqlDocumentStore, create_engine
-from docbase.adapters.sql.keys import encode_key
+from docbase.adapters.sql.order_keys import encode_key
 from docbase.core.evaluate import search_strings
+from docbase.core.field_name_encoding import encode_keys
 from docbase.core.ordering import compare
-from docbase.core.stored_keys import encode_keys
 from docbase.testing import strategies as gen
 from tests.backends import IN_CI, postgresql_schema
 

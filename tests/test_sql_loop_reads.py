@@ -13,6 +13,7 @@ import msgspec
 import pytest
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
+from docbase.adapters.sql.executors import SqliteFileExecutor
 from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.core.errors import NotFound
 from docbase.core.query import After, Eq, Query, SortKey
@@ -85,8 +86,9 @@ async def test_a_lookup_that_would_wait_goes_to_a_worker_thread(
 ) -> None:
     await store.insert("items", [numbered(1)])
     await store.get("items", numbered(1)["_id"])
-    reader = store.backend._loop_reader
-    assert reader is not None
+    executor = store.backend.executor
+    assert isinstance(executor, SqliteFileExecutor)
+    reader = executor.loop_reader
     monkeypatch.setattr(reader, "_connection", _Busy())
     assert store.backend.read_body_now("items", numbered(1)["_id"]) is None
     assert (await store.get("items", numbered(1)["_id"]))["n"] == 1

@@ -1,4 +1,4 @@
-"""PostgreSQL single-document inserts go straight through asyncpg, the usual way otherwise."""
+"""PostgreSQL inserts and updates go straight through asyncpg, the usual way otherwise."""
 
 from __future__ import annotations
 
@@ -10,8 +10,9 @@ import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.adapters.sql.pg_inserts import CONNECTIONS
-from docbase.core.errors import BackendError, Conflict, NotFound
-from docbase.core.query import MATCH_ALL, Query
+from docbase.core.errors import BackendError, Conflict, NotFound, VersionMismatch
+from docbase.core.query import MATCH_ALL, Eq, Query
+from docbase.core.update import parse_update
 from tests.backends import numbered, postgresql_schema, refuse_usual_path, sql_backend
 
 pytestmark = pytest.mark.postgres
@@ -49,15 +50,34 @@ async def _direct_only(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch)
     refuse_usual_path(store, monkeypatch)
 
 
-async def test_several_documents_and_a_new_collection_go_the_usual_way(
+async def test_several_documents_go_through_asyncpg_in_one_statement(
+    opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, url = opened
+    await _direct_only(store, monkeypatch)
+    documents = [numbered(2, spelled=1.0, big=1e16), numbered(3, z=1, a={"b\u0000": None},
+                                                                _parent_id="p")]
+    await store.insert("items", documents)
+    async with sql_backend(url) as (other, _blobs):
+        for document in documents:
+            assert await other.get("items", document["_id"]) == document
+    # all or nothing: a duplicate among them stores none of the others
+    with pytest.raises(Conflict):
+        await store.insert("items", [numbered(4), numbered(2)])
+    monkeypatch.undo()
+    with pytest.raises(NotFound):
+        await store.get("items", numbered(4)["_id"])
+
+
+async def test_a_new_collection_goes_the_usual_way(
     opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     store = opened[0]
     await _direct_only(store, monkeypatch)
     with pytest.raises(AssertionError, match="usual way"):
-        await store.insert("items", [numbered(2), numbered(3)])
-    with pytest.raises(AssertionError, match="usual way"):
         await store.insert("fresh", [numbered(4)])
+    with pytest.raises(AssertionError, match="usual way"):
+        await store.insert("fresh", [numbered(5), numbered(6)])
 
 
 async def test_a_duplicate_id_is_a_conflict_and_the_connection_stays_usable(
@@ -147,3 +167,24 @@ async def test_a_collection_recreated_elsewhere_gets_the_insert(
         await other.insert("items", [numbered(1, v="new")])
     await store.insert("items", [numbered(2)])
     assert [d["n"] for d in await store.find("items", Query())] == [1, 2]
+
+
+async def test_an_update_goes_through_asyncpg_and_keeps_the_version_check(
+    opened: tuple[SqlDocumentStore, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store, url = opened
+    await _direct_only(store, monkeypatch)
+    first = numbered(1)["_id"]
+    updated = await store.update("items", first, parse_update({"price": 1.0}, "patch"),
+                                 stamp={"_changed": "now"}, expected_version=0)
+    assert (updated["_version"], updated["price"], updated["_changed"]) == (1, 1.0, "now")
+    with pytest.raises(VersionMismatch):
+        await store.update("items", first, parse_update({"price": 2}, "patch"), stamp={},
+                           expected_version=0)
+    with pytest.raises(NotFound):
+        await store.update("items", numbered(9)["_id"], parse_update({"a": 1}), stamp={})
+    monkeypatch.undo()
+    async with sql_backend(url) as (other, _blobs):
+        assert await other.get("items", first) == updated
+        assert await other.count("items", Eq(("price",), 1.0)) == 1  # the jsonb column too
+

@@ -8,6 +8,7 @@ from collections.abc import AsyncIterator
 import pytest
 
 from docbase.adapters.sql import SqlDocumentStore
+from docbase.adapters.sql.executors import AsyncEngineExecutor
 from docbase.adapters.sql.pg_point_reads import CONNECTIONS
 from docbase.core.errors import NotFound
 from tests.backends import numbered, postgresql_schema, refuse_usual_path, sql_backend
@@ -45,7 +46,9 @@ async def test_more_concurrent_gets_than_connections_are_all_answered(
     await store.get("items", numbered(0)["_id"])
     found = await asyncio.gather(*(store.get("items", numbered(n)["_id"]) for n in range(40)))
     assert [d["n"] for d in found] == list(range(40))
-    reader = store.backend._pg_reader
+    executor = store.backend.executor
+    assert isinstance(executor, AsyncEngineExecutor)
+    reader = executor.points
     assert reader is not None
     assert reader._open <= CONNECTIONS
 
@@ -66,7 +69,9 @@ async def test_a_lost_connection_is_dropped_and_the_get_answered(
 ) -> None:
     await store.insert("items", [numbered(1)])
     await store.get("items", numbered(1)["_id"])
-    reader = store.backend._pg_reader
+    executor = store.backend.executor
+    assert isinstance(executor, AsyncEngineExecutor)
+    reader = executor.points
     assert reader is not None
     assert reader._idle
     for connection in reader._idle:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from docbase.adapters.sql import from_url
+from docbase.adapters.sql.executors import ThreadExecutor
 from docbase.core.query import Eq, In, Query, SortKey
 
 
@@ -47,6 +48,9 @@ async def test_list_reads_on_the_driver_answer_as_sqlalchemy_does(tmp_path: Path
             assert bodies == await backend.run(by_sqlalchemy, write=False)
             assert bodies
             assert all('"_version"' not in body for body in bodies)
-        compiled = backend._driver_statements._compiled  # type: ignore[union-attr]
+        executor = backend.executor
+        assert isinstance(executor, ThreadExecutor)
+        assert executor.driver is not None
+        compiled = executor.driver._compiled
         assert sum(entry is not None for entry in compiled.values()) >= 3  # on the driver
         assert await store.count("c", Eq(("s",), "v1")) == 10

@@ -1,4 +1,7 @@
-"""The ``docbase`` command: serve; manage databases, keys, users, schemas, webhooks, mail, media.
+"""The ``docbase`` command: serve, manage a deployment, move its data in and out.
+
+It serves; manages databases, keys, users, schemas, webhooks, mail and media; and
+exports, imports, backs up and migrates.
 
 Every command acts on a deployment named by ``--data-dir`` (default
 ``./docbase-data``), ``--storage`` and ``--config``, and on one of its databases with
@@ -18,11 +21,21 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import NoReturn
 
-from docbase.cli import databases, keys, mail, media, schema, settings, users, webhooks
+from docbase.cli import (
+    databases,
+    keys,
+    mail,
+    media,
+    portability,
+    schema,
+    settings,
+    users,
+    webhooks,
+)
 from docbase.cli.common import UsageError, redact, say
 from docbase.core.errors import ConfigurationError, DocbaseError
 
-COMMAND_GROUPS = (databases, keys, users, settings, schema, mail, media, webhooks)
+COMMAND_GROUPS = (databases, keys, users, settings, schema, mail, media, webhooks, portability)
 """The modules whose ``register(commands)`` adds their commands, in help order."""
 
 

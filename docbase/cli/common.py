@@ -22,7 +22,7 @@ from docbase.bootstrap import open_database
 from docbase.config import PRIMARY, DatabaseEntry, Deployment, add_options, load_config, resolve
 from docbase.config.sources import OptionContainer
 from docbase.core.database import Database
-from docbase.core.registry import scheme_of
+from docbase.core.schemes import scheme_of
 
 T = TypeVar("T")
 

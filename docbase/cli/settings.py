@@ -9,23 +9,13 @@ plain settings and ``***`` for passwords and secrets.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import msgspec
 
 from docbase.cli.common import UsageError, add_action, command_group, on_database, say
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
-
-SHOWN = frozenset({
-    "mail.transport", "mail.from", "mail.smtp.host", "mail.smtp.port", "mail.smtp.starttls",
-    "mail.smtp.tls", "mail.smtp.username", "mail.smtp.timeout", "auth.jwt.issuer",
-    "auth.jwt.audience", "auth.login.lifetime", "realtime.global", "schema.mode",
-    "media.orphan_grace",
-})
-"""Settings whose values ``list`` prints; every other value is a secret."""
+from docbase.core.settings.display import parse_value, shown_settings
 
 
 def register(commands: Any) -> None:
@@ -41,14 +31,6 @@ def register(commands: Any) -> None:
     unset = add_action(actions, "unset", unset_value, help="remove the setting at PATH")
     unset.add_argument("path", metavar="PATH")
     add_action(actions, "list", list_settings, help="list the settings (secrets hidden)")
-
-
-def parse_value(text: str) -> Any:
-    """VALUE as JSON when it is valid JSON, else the text itself."""
-    try:
-        return msgspec.json.decode(text)
-    except msgspec.DecodeError:
-        return text
 
 
 async def _store(entry: DatabaseEntry, db: Database, path: str, value: Any) -> int:
@@ -86,19 +68,9 @@ async def unset_value(args: argparse.Namespace, db: Database, entry: DatabaseEnt
     return 1
 
 
-def _leaves(tree: dict[str, Any], prefix: str = "") -> Iterator[tuple[str, Any]]:
-    for key, value in tree.items():
-        path = f"{prefix}{key}"
-        if isinstance(value, dict) and value:
-            yield from _leaves(value, path + ".")
-        else:
-            yield path, value
-
-
 @on_database
 async def list_settings(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``settings list``: ``path = value`` lines, secrets as ``***``."""
-    for path, value in sorted(_leaves(await db.settings.tree())):
-        shown = msgspec.json.encode(value).decode() if path in SHOWN else "***"
+    for path, shown in shown_settings(await db.settings.tree()):
         print(f"{path} = {shown}")
     return 0

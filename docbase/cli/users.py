@@ -1,4 +1,4 @@
-"""``docbase users create|list|delete|set-password``: the users of one database."""
+"""``docbase users create|list|delete|set-admin|set-password``: the users of one database."""
 
 from __future__ import annotations
 
@@ -25,6 +25,8 @@ def register(commands: Any) -> None:
     _password_option(create)
     create.add_argument("--displayname", default="", help="the name shown for the user")
     create.add_argument("--image", default="", metavar="URL", help="the user's picture")
+    create.add_argument("--admin", action="store_true",
+                        help="an administrator, who may sign in to the console at /_/")
     create.set_defaults(handler=create_user)
 
     listing = actions.add_parser("list", help="list the users (never their passwords)")
@@ -36,6 +38,12 @@ def register(commands: Any) -> None:
     add_database_options(delete)
     delete.add_argument("--email", required=True)
     delete.set_defaults(handler=delete_user)
+
+    admin = actions.add_parser("set-admin", help="make a user an administrator (or not)")
+    add_database_options(admin)
+    admin.add_argument("--email", required=True)
+    admin.add_argument("--off", action="store_true", help="no longer an administrator")
+    admin.set_defaults(handler=set_admin)
 
     password = actions.add_parser("set-password", help="give a user a new password")
     add_database_options(password)
@@ -58,8 +66,10 @@ def _password(args: argparse.Namespace) -> str:
 async def create_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users create``."""
     user = await auth.create_user(db, args.email, _password(args),
-                                  displayname=args.displayname, image=args.image)
-    say(f"created user {user.email} in database {entry.name!r}")
+                                  displayname=args.displayname, image=args.image,
+                                  admin=args.admin)
+    role = "administrator" if user.admin else "user"
+    say(f"created {role} {user.email} in database {entry.name!r}")
     return 0
 
 
@@ -68,8 +78,8 @@ async def list_users(args: argparse.Namespace, db: Database, entry: DatabaseEntr
     """``users list``: a table, or JSON lines with ``--json``."""
     return print_records(
         await auth.list_users(db), as_json=args.json, json_row=lambda user: user,
-        header=("EMAIL", "DISPLAY NAME", "CREATED"),
-        table_row=lambda u: (u.email, u.displayname, u.created),
+        header=("EMAIL", "DISPLAY NAME", "ADMIN", "CREATED"),
+        table_row=lambda u: (u.email, u.displayname, "yes" if u.admin else "", u.created),
     )
 
 
@@ -78,6 +88,15 @@ async def delete_user(args: argparse.Namespace, db: Database, entry: DatabaseEnt
     """``users delete``."""
     user = await auth.delete_user(db, args.email)
     say(f"deleted user {user.email} of database {entry.name!r}")
+    return 0
+
+
+@on_database
+async def set_admin(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    """``users set-admin``."""
+    user = await auth.set_admin(db, args.email, not args.off)
+    state = "an administrator" if user.admin else "no longer an administrator"
+    say(f"{user.email} is {state} of database {entry.name!r}")
     return 0
 
 

@@ -12,16 +12,13 @@ import fcntl
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import msgspec
 
 from docbase.config.settings import PRIMARY
 from docbase.core.errors import ConfigurationError
 from docbase.core.names import check_database_name
-
-if TYPE_CHECKING:
-    from docbase.config.deployment import Deployment
 
 ADMIN_KEY_FILE = "admin.key"
 CATALOG_FILE = "databases.json"
@@ -83,7 +80,18 @@ def read_catalog(data_dir: Path) -> list[DatabaseEntry]:
         raise ConfigurationError(f"{path} is damaged: {exc}") from None
 
 
-def add_to_catalog(deployment: Deployment, name: str, storage: str | None) -> DatabaseEntry:
+class DatabaseCatalog(Protocol):
+    """Where a deployment keeps its data and which databases it has (a ``Deployment``)."""
+
+    @property
+    def data_path(self) -> Path:
+        """The data directory."""
+
+    def all_databases(self) -> list[DatabaseEntry]:
+        """The databases of the configuration and of the catalog."""
+
+
+def add_to_catalog(deployment: DatabaseCatalog, name: str, storage: str | None) -> DatabaseEntry:
     """Record a new database in the catalog and return it (storage defaulted).
 
     Raises:

@@ -35,6 +35,10 @@ from docbase.config.sources import environment_overrides
 from docbase.core.errors import ConfigurationError
 from docbase.core.names import check_database_name
 
+LOG_FORMATS = ("text", "json")
+"""The values of ``log_format``."""
+MIN_TOKEN_LENGTH = 16
+"""The shortest ``metrics_token`` accepted: it is a password."""
 _DOMAIN = re.compile(r"(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9-]{1,63}")
 
 
@@ -47,6 +51,11 @@ class Deployment(ServerSettings, frozen=True, kw_only=True):
     """
 
     databases: tuple[DatabaseEntry, ...] = ()
+
+    @property
+    def metrics(self) -> bool:
+        """Tell whether metrics are collected: someone is allowed to read them."""
+        return self.metrics_token is not None or bool(self.metrics_addresses)
 
     @property
     def data_path(self) -> Path:
@@ -134,16 +143,26 @@ def _check(config: ServerSettings) -> None:
         raise ConfigurationError("graceful_timeout must be a positive number of seconds")
     if (config.certfile is None) != (config.keyfile is None):
         raise ConfigurationError("certfile and keyfile go together: give both or neither")
-    for address in config.trusted_proxies:
+    _check_networks("trusted_proxies", config.trusted_proxies)
+    _check_networks("metrics_addresses", config.metrics_addresses)
+    if config.log_format not in LOG_FORMATS:
+        raise ConfigurationError(f"log_format must be one of {', '.join(LOG_FORMATS)}, "
+                                 f"not {config.log_format!r}")
+    if config.metrics_token is not None and len(config.metrics_token) < MIN_TOKEN_LENGTH:
+        raise ConfigurationError(
+            f"metrics_token must be at least {MIN_TOKEN_LENGTH} characters")
+    domain = config.domain.lower().strip(".") if config.domain else None
+    if domain is not None and not _DOMAIN.fullmatch(domain):
+        raise ConfigurationError(f"domain: {config.domain!r} is not a host name")
+
+
+def _check_networks(name: str, addresses: tuple[str, ...]) -> None:
+    for address in addresses:
         try:
             ipaddress.ip_network(address, strict=False)
         except ValueError:
             raise ConfigurationError(
-                f"trusted_proxies: {address!r} is not an IP address or network"
-            ) from None
-    domain = config.domain.lower().strip(".") if config.domain else None
-    if domain is not None and not _DOMAIN.fullmatch(domain):
-        raise ConfigurationError(f"domain: {config.domain!r} is not a host name")
+                f"{name}: {address!r} is not an IP address or network") from None
 
 
 def _absolute(path: str | None) -> str | None:

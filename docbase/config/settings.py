@@ -75,6 +75,28 @@ class ServerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
         description="hooks and jobs of the primary database: a Python file or module "
                     "defining setup(db), loaded by every worker (docs/hooks.md)",
         extra={"metavar": "FILE|MODULE"})] = None
+    log_format: Annotated[str, msgspec.Meta(
+        description="how log lines are written: text, or json (one object a line; "
+                    "docs/operations.md)", extra={"metavar": "text|json"})] = "text"
+    metrics_token: Annotated[str | None, msgspec.Meta(
+        description="GET /metrics answers a request bearing this token "
+                    "(Authorization: Bearer); metrics are collected only when this or "
+                    "--metrics-address is set", extra={"metavar": "TOKEN"})] = None
+    metrics_addresses: Annotated[tuple[str, ...], msgspec.Meta(
+        description="address or network whose requests GET /metrics answers without "
+                    "the token (repeatable)",
+        extra={"flag": "--metrics-address", "metavar": "ADDR"})] = ()
+    backup_dir: Annotated[str | None, msgspec.Meta(
+        description="directory of scheduled backups, one archive per database per run "
+                    "(default: none, no scheduled backups; docs/portability.md)",
+        extra={"metavar": "DIR", "path": True})] = None
+    backup_schedule: Annotated[str, msgspec.Meta(
+        description="when scheduled backups run, a cron expression in UTC "
+                    "(default 0 3 * * *: daily at 03:00)",
+        extra={"metavar": "CRON"})] = "0 3 * * *"
+    backup_keep: Annotated[int, msgspec.Meta(
+        description="backups kept per database; older ones are deleted (default 7)",
+        extra={"metavar": "N"})] = 7
     limits: Annotated[Limits, msgspec.Meta(
         description="per-database limits (the [limits] table of the config file)",
         extra={"cli": False, "env": False})] = Limits()

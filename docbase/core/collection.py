@@ -21,11 +21,11 @@ from docbase.core.errors import (
     PayloadTooLarge,
     ValidationFailed,
 )
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.ids import check_object_id
 from docbase.core.names import check_collection_name
+from docbase.core.parents import ParentRef
 from docbase.core.query import JSON, Filter, split_path
-from docbase.core.relations import ParentRef
 from docbase.core.update import Update, parse_update
 
 
@@ -44,8 +44,11 @@ class Collection(CollectionReads):
     async def _write(self, write: WriteEvent) -> WriteEvent:
         return await self.database.pipeline.write(write)
 
-    async def insert(self, body: Mapping[str, JSON]) -> Document:
+    async def insert(self, body: Mapping[str, JSON], *, validate: bool = True) -> Document:
         """Create one document from ``body`` and return it with its system fields.
+
+        ``validate=False`` (``POST ?validate=false``) skips the schema's field checks;
+        uniqueness still holds and passwords are still hashed.
 
         Raises:
             ValidationFailed: the document does not fit the collection's schema.
@@ -54,7 +57,7 @@ class Collection(CollectionReads):
                 database is strict and defines no such collection.
 
         """
-        return (await self._insert([body], bulk=False))[0]
+        return (await self._insert([body], bulk=False, validate=validate))[0]
 
     async def insert_many(self, bodies: Sequence[Mapping[str, JSON]]) -> list[Document]:
         """Create many documents, all or nothing.
@@ -69,14 +72,13 @@ class Collection(CollectionReads):
         """
         return await self._insert(bodies, bulk=True)
 
-    async def insert_unvalidated(
-        self, bodies: Sequence[Mapping[str, JSON]]
+    async def insert_each(
+        self, bodies: Sequence[Mapping[str, JSON]], *, validate: bool = True
     ) -> list[Document | DocbaseError]:
-        """Create each document on its own, skipping the schema's field checks.
+        """Create each document on its own (:meth:`insert`), not all or nothing.
 
-        ``POST ?validate=false``: uniqueness still holds and passwords are still hashed.
-        Each item is its own write; the result holds, in order, each created document
-        or the error that refused that item.
+        ``POST ?validate=false`` with an array: each item is its own write; the result
+        holds, in order, each created document or the error that refused that item.
 
         Raises:
             PayloadTooLarge: more documents than ``limits.max_bulk``.
@@ -87,7 +89,7 @@ class Collection(CollectionReads):
         results: list[Document | DocbaseError] = []
         for body in bodies:
             try:
-                results.append((await self._insert([body], bulk=False, validate=False))[0])
+                results.append(await self.insert(body, validate=validate))
             except (Conflict, ValidationFailed) as exc:
                 results.append(exc)
         return results
@@ -104,9 +106,9 @@ class Collection(CollectionReads):
         self._check_bulk(bodies)
         stamp = None if self.parent is None else self.parent.stamp()
         documents = [new_document(dict(b), self.principal.author, parent=stamp) for b in bodies]
-        write = await self._write(WriteEvent(self.name, self.principal, documents=documents,
-                                             parent=self.parent, bulk=bulk,
-                                             validate=validate))
+        write = await self._write(Insert(collection=self.name, principal=self.principal,
+                                         documents=documents, parent=self.parent, bulk=bulk,
+                                         validate=validate))
         return await self.database.reads.shaped(self.name, self.principal, write.documents)
 
     async def update(
@@ -139,8 +141,8 @@ class Collection(CollectionReads):
             VersionMismatch: ``expected_version`` differs from the stored one.
 
         """
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.UPDATE, method,
+        write = await self._write(UpdateDocument(
+            collection=self.name, principal=self.principal, method=method,
             ids=[check_object_id(document_id)], body=None if body is None else dict(body),
             update=update, expected_version=expected_version, parent=self.parent,
         ))
@@ -155,8 +157,8 @@ class Collection(CollectionReads):
             VersionMismatch: ``expected_version`` differs from the stored one.
 
         """
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.DELETE, "DELETE",
+        write = await self._write(DeleteIds(
+            collection=self.name, principal=self.principal,
             ids=[check_object_id(document_id)], expected_version=expected_version,
             parent=self.parent,
         ))
@@ -171,8 +173,8 @@ class Collection(CollectionReads):
         limit = self.database.limits.max_bulk
         if len(document_ids) > limit:
             raise PayloadTooLarge(f"a bulk delete may name at most {limit} ids")
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.DELETE, "DELETE",
+        write = await self._write(DeleteIds(
+            collection=self.name, principal=self.principal,
             ids=[check_object_id(i) for i in document_ids], parent=self.parent, bulk=True,
         ))
         return write.ids
@@ -184,9 +186,9 @@ class Collection(CollectionReads):
             Forbidden: the principal is neither full-access nor a hook.
 
         """
-        write = await self._write(WriteEvent(
-            self.name, self.principal, Operation.DELETE, "DELETE",
-            filter=self._filter(q), parent=self.parent,
+        write = await self._write(DeleteWhere(
+            collection=self.name, principal=self.principal, filter=self._filter(q),
+            parent=self.parent,
         ))
         return write.ids
 

@@ -29,6 +29,7 @@ from docbase.core.events import ReadEvent
 from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
 from docbase.core.paging import ListAnswer
+from docbase.core.parents import ParentRef, scoped
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
@@ -39,7 +40,6 @@ from docbase.core.query import (
     parse_filter,
     parse_hints,
 )
-from docbase.core.relations import ParentRef, scoped
 
 if TYPE_CHECKING:  # the collections' features import this module: no cycle at run time
     from docbase.core.pipeline import Pipeline

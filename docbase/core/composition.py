@@ -16,8 +16,11 @@ import msgspec
 
 from docbase.core.database import Database
 from docbase.core.hooks.loading import load_hooks
-from docbase.core.ports import Mailer, WebhookSender
-from docbase.core.registry import import_target, open_stores
+from docbase.core.metrics import NO_INSTRUMENTS, instruments
+from docbase.core.metrics.timed_store import timed
+from docbase.core.plugins import import_target
+from docbase.core.ports import Mailer
+from docbase.core.schemes import open_stores, scheme_of
 from docbase.core.server import Server
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.stored import SmtpSettings
@@ -26,8 +29,6 @@ OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
 """The mailer of the ``outbox`` transport (``mail.transport``): capture-only."""
 SMTP_MAILER = "docbase.adapters.smtp:SmtpMailer"
 """The mailer of the ``smtp`` transport, made from ``mail.smtp.*`` at each send."""
-WEBHOOK_SENDER = "docbase.adapters.webhook:HttpxWebhookSender"
-"""The HTTP client that delivers webhooks."""
 
 
 class DatabaseSpec(msgspec.Struct, frozen=True):
@@ -60,17 +61,6 @@ def smtp_mailer(settings: SmtpSettings) -> Mailer:
     return mailer
 
 
-def build_webhook_sender(target: str = WEBHOOK_SENDER) -> WebhookSender:
-    """Build the webhook transport named by ``"module:attribute"`` (no arguments).
-
-    Raises:
-        MissingDependencyError: ``httpx`` is not installed.
-
-    """
-    sender: WebhookSender = import_target(target)()
-    return sender
-
-
 def build_database(spec: DatabaseSpec, **options: Any) -> Database:
     """Build (not open) the database ``spec`` describes.
 
@@ -84,6 +74,8 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
 
     """
     store, blobs = open_stores(spec.storage, query_timeout=spec.limits.query_timeout)
+    if instruments() is not NO_INSTRUMENTS:  # metrics on: time every store operation
+        store = timed(store, scheme_of(spec.storage), instruments())
     options.setdefault("mailer", build_mailer())
     options.setdefault("smtp_mailer", smtp_mailer)
     database = Database(store, blobs, name=spec.name, limits=spec.limits, **options)
@@ -103,3 +95,18 @@ def build_server(specs: Iterable[DatabaseSpec], *, default: str, domain: str | N
     """
     databases = {spec.name: build_database(spec) for spec in specs}
     return Server(databases, default=default, domain=domain)
+
+
+async def connect(url: str = "memory://", **options: Any) -> Database:
+    """Open a :class:`~docbase.core.database.Database` on the storage at ``url``.
+
+    ``memory://``, ``sqlite:///path.db``, ``sqlite://`` (in memory),
+    ``postgresql://user@host/db`` and ``mongodb://host/db`` are understood. Keyword
+    options are passed to :class:`~docbase.core.database.Database`. Close it with
+    ``await db.close()`` or use ``async with``.
+    """
+    name = options.pop("name", "docbase")
+    limits = options.pop("limits", None) or Limits()
+    database = build_database(DatabaseSpec(name, url, limits), **options)
+    await database.open()
+    return database

@@ -4,6 +4,12 @@ A ``Database`` binds a document store, a blob store, limits and hooks, and assem
 the write and read pipelines (:mod:`docbase.core.pipeline`) that every
 :class:`~docbase.core.collection.Collection` operation passes. The HTTP layer is a
 thin translation of requests into these calls; ``docs/embedding.md`` shows them.
+
+It is the top floor of core (``docs/architecture.md``, "Floors"): it builds its parts
+in order, each from parts already finished, and nothing below it imports it. The
+features declare what they need as protocols (:mod:`docbase.core.system_data`,
+:class:`~docbase.core.collection_reads.CollectionServices`, ...), which a ``Database``
+satisfies, so callers that hold one pass it as it is.
 """
 
 from __future__ import annotations
@@ -14,26 +20,30 @@ from typing import overload
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.changes import ChangeFeed
+from docbase.core.changes.feed import LogDemand
+from docbase.core.changes.log import ChangeLog
 from docbase.core.collection import Collection
+from docbase.core.collection_views import CollectionViews
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.limits import RateLimiter
 from docbase.core.mail.service import MailService, SmtpMailerFactory
 from docbase.core.media import MEDIA_COLLECTION, Media
 from docbase.core.names import check_collection_name, is_user_collection
+from docbase.core.parents import ParentRef
 from docbase.core.pipeline import Pipeline, Validator, read_stages, write_stages
-from docbase.core.pipeline.cascade import CascadedDeletes
+from docbase.core.portability.capture import CaptureLeases
 from docbase.core.ports import BlobStore, DocumentStore, Mailer
+from docbase.core.ratelimit import RateLimiter
 from docbase.core.reads import ReadRoad
-from docbase.core.relations import ParentRef, Relations
+from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.validation import SchemaValidator
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
-from docbase.core.webhooks.registry import WebhookRegistry
+from docbase.core.webhooks.stored_webhooks import WebhookRegistry
 
 
 class Database(AsyncResource):
@@ -72,25 +82,28 @@ class Database(AsyncResource):
                                                             self.documents)]
         """Run by the validate stage of every write, in order (the schemas' first)."""
         self.relations = Relations(self.documents)
-        self.changes = ChangeFeed(store, self.limits, self._change_log_wanted)
+        log = ChangeLog(store, self.limits)
+        self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, log)
+        """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
+        self.changes = ChangeFeed(log, self.limits, LogDemand(
+            self.settings, self.webhooks, CaptureLeases(store, self.auth_cache)))
         """Committed writes are published here and logged; ``db.changes(...)`` reads them
         back from every process (:mod:`docbase.core.changes`)."""
-        self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, self.changes.log)
-        """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
-        self.mail = MailService(self, smtp_mailer)
-        """``POST /mail``: the outbound log and the transport of the stored settings."""
-        self.media = Media(self)
-        """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
-        cascade = CascadedDeletes(self.relations, self.documents)
         self.pipeline = Pipeline(
-            write_stages(store=self.documents, relations=self.relations, cascade=cascade,
-                         hooks=self.hooks, validators=self.validators, changes=self.changes,
-                         limits=self.limits),
+            lambda staged: write_stages(
+                staged, store=self.documents, relations=self.relations, hooks=self.hooks,
+                validators=self.validators, changes=self.changes, limits=self.limits),
             read_stages(hooks=self.hooks, schemas=self.schemas),
         )
-        cascade.pipeline = self.pipeline
         self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)
         """The read stages of the documents an answer embeds (children, lookups)."""
+        self.views = CollectionViews(name, self.limits, self.documents, self.pipeline,
+                                     self.reads)
+        """What collections act through; hands out the collection handles."""
+        self.mail = MailService(self.views, self.settings, mailer=mailer, smtp=smtp_mailer)
+        """``POST /mail``: the outbound log and the transport of the stored settings."""
+        self.media = Media(self.views, store, blobs, self.settings, self.auth_cache)
+        """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
 
     async def open(self) -> None:
         """Open the underlying stores."""
@@ -103,11 +116,11 @@ class Database(AsyncResource):
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of the user collection ``name`` acting as ``principal``."""
-        return Collection(self, check_collection_name(name), principal)
+        return self.views.collection(name, principal)
 
     def system_collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of a reserved system collection (keys, tokens, outbound mail, ...)."""
-        return Collection(self, name, principal)
+        return self.views.system_collection(name, principal)
 
     @overload
     def hook(self, collection: str, point: Hook, /) -> Callable[[UserFunction], UserFunction]:
@@ -165,11 +178,6 @@ class Database(AsyncResource):
     async def child_fields(self, collection: str) -> list[str]:
         """The child fields (subcollections) recorded for a parent collection."""
         return await self.relations.child_fields(collection)
-
-    async def _change_log_wanted(self) -> bool:
-        """Whether writes go to the change log: while realtime is on or a webhook is."""
-        return ((await self.settings.load()).realtime.enabled
-                or await self.webhooks.any_enabled())
 
 
 __all__ = ["Collection", "Database", "ParentRef", "check_collection_name"]

@@ -87,6 +87,18 @@ class DocumentStore(Protocol):
         including). ``groupby``/``aggregates`` are ignored here (see :meth:`aggregate`).
         """
 
+    async def find_encoded(
+        self, collection: str, query: Query, *, hide: Sequence[str]
+    ) -> list[msgspec.Raw]:
+        """Return what :meth:`find` returns, each document as JSON text.
+
+        ``query.projection`` is ``None``. Each document lacks the top-level fields named
+        in ``hide`` and is otherwise exactly as ``find`` would return it, encoded as
+        ``msgspec.json.encode`` would encode that ``dict`` (key order kept). A list read
+        is answered from it without decoding and encoding each document where the
+        engine keeps JSON text; :class:`EncodesFound` gives it to the other stores.
+        """
+
     async def count(self, collection: str, filter: Filter) -> int:
         """Return how many documents match ``filter``."""
 
@@ -232,27 +244,28 @@ class DeletesByGroups:
         return deleted
 
 
-class EncodedFind(Protocol):
-    """An optional capability of a :class:`DocumentStore`: found documents as JSON text.
+class EncodesFound:
+    """For stores: :meth:`DocumentStore.find_encoded` as ``find`` encoded here.
 
-    A store that has it answers a list read without decoding each stored document into
-    a ``dict`` and the server encoding it again; ``docbase.core.listing`` uses it when
-    the answer needs nothing but the documents. A store without it is read with
-    :meth:`DocumentStore.find`.
+    A store whose engine holds documents as JSON text answers with that text instead
+    (the SQL adapter); one that holds them otherwise takes this.
     """
+
+    async def find(self, collection: str, query: Query) -> list[Document]:
+        """Keep the contract of :meth:`DocumentStore.find` (the store's own)."""
+        raise NotImplementedError
 
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """Return what :meth:`DocumentStore.find` returns, each document as JSON text.
-
-        ``query.projection`` is ``None``. Each document lacks the top-level fields named
-        in ``hide`` and is otherwise exactly as ``find`` would return it, encoded as
-        ``msgspec.json.encode`` would encode that ``dict`` (key order kept).
-        """
+        """Keep the contract of :meth:`DocumentStore.find_encoded` by encoding ``find``."""
+        dropped = frozenset(hide)
+        return [msgspec.Raw(msgspec.json.encode(
+                    {k: v for k, v in document.items() if k not in dropped}))
+                for document in await self.find(collection, query)]
 
 
 __all__ = [
     "BlobInfo", "BlobStore", "ChangeSignal", "DeletesByGroups", "Deletion", "DocumentStore",
-    "EncodedFind", "MailMessage", "Mailer", "WebhookRequest", "WebhookSender",
+    "EncodesFound", "MailMessage", "Mailer", "WebhookRequest", "WebhookSender",
 ]

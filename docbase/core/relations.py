@@ -11,49 +11,14 @@ process sharing the storage.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
 
-import msgspec
-
-from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
+from docbase.core.parents import ParentRef
 from docbase.core.ports import DocumentStore
-from docbase.core.query import MATCH_ALL, And, Eq, Filter, In, Query
+from docbase.core.query import Eq, Query
 
 RELATIONS = "_relations"
 """System collection recording which parent collections have which child fields."""
-
-
-class ParentRef(msgspec.Struct, frozen=True):
-    """The parent a child collection view is bound to."""
-
-    collection: str
-    document_id: str
-    field: str
-
-    def scope(self, filter: Filter = MATCH_ALL) -> Filter:
-        """``filter`` limited to the children of this parent."""
-        own = (Eq(("_parent_id",), self.document_id), Eq(("_parent_def",), self.collection))
-        return And(own if filter == MATCH_ALL else (*own, filter))
-
-    def holds(self, document: Document) -> bool:
-        """Tell whether ``document`` is a child of this parent."""
-        return (document.get("_parent_id") == self.document_id
-                and document.get("_parent_def") == self.collection)
-
-    def stamp(self) -> tuple[str, str, str]:
-        """The ``(_parent_id, _parent_def, _parent_field)`` a new child carries."""
-        return self.document_id, self.collection, self.field
-
-
-def scoped(filter: Filter, parent: ParentRef | None) -> Filter:
-    """``filter`` limited to ``parent``'s children (unchanged without a parent)."""
-    return filter if parent is None else parent.scope(filter)
-
-
-def children_of(collection: str, ids: Sequence[str]) -> Filter:
-    """The filter selecting the children of documents ``ids`` of ``collection``."""
-    return And((In(("_parent_id",), tuple(ids)), Eq(("_parent_def",), collection)))
 
 
 class Relations:

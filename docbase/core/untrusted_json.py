@@ -15,7 +15,7 @@ since PostgreSQL's ``jsonb`` cannot store it anywhere, and only JSON values (``d
 with ``str`` keys, ``list``, ``str``, ``int``, finite ``float``, ``bool``, ``None``),
 since each engine would store anything else its own way or fail on it. Keys may hold
 NUL, or start with ``$`` or hold ``.``: every engine stores them exactly
-(:mod:`docbase.core.stored_keys`).
+(:mod:`docbase.core.field_name_encoding`).
 """
 
 from __future__ import annotations

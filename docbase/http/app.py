@@ -6,7 +6,9 @@ Litestar application can serve docbase next to its own routes::
     app = Litestar(route_handlers=[...], plugins=[DocbasePlugin(server)])
 
 It registers the ``/rest``, ``/auth``, ``/mail``, ``/media`` and ``/realtime`` routes
-(also under ``/db/<name>``) and ``/health``, the ``docbase_server`` dependency, the JSON
+(also under ``/db/<name>``), ``/health``, ``/health/ready``, the console at ``/_/``
+(:mod:`docbase.http.console`) and, when configured, ``/metrics``
+(:mod:`docbase.http.probes`), the ``docbase_server`` dependency, the JSON
 error handlers of :mod:`docbase.http.errors` for its own routes and, unless told
 otherwise, opening and closing the server's databases with the application.
 """
@@ -22,10 +24,12 @@ from litestar.plugins import InitPluginProtocol
 
 from docbase.core.server import Server
 from docbase.http.auth import AUTH_HANDLERS
+from docbase.http.console import console_router
 from docbase.http.context import SERVER_STATE, request_context
 from docbase.http.errors import EXCEPTION_HANDLERS
 from docbase.http.mail import MAIL_HANDLERS
 from docbase.http.media import MEDIA_HANDLERS
+from docbase.http.probes import MetricsAccess, ready
 from docbase.http.realtime import REALTIME_HANDLERS
 from docbase.http.rest import ROUTE_HANDLERS, health
 
@@ -33,10 +37,15 @@ from docbase.http.rest import ROUTE_HANDLERS, health
 class DocbasePlugin(InitPluginProtocol):
     """Serve a docbase :class:`Server` from a Litestar application."""
 
-    def __init__(self, server: Server, *, manage_lifespan: bool = True) -> None:
-        """Serve ``server``; ``manage_lifespan`` opens and closes it with the app."""
+    def __init__(self, server: Server, *, manage_lifespan: bool = True,
+                 metrics: MetricsAccess | None = None) -> None:
+        """Serve ``server``; ``metrics`` adds ``GET /metrics`` (``docs/operations.md``).
+
+        ``manage_lifespan`` opens and closes the server with the app.
+        """
         self.server = server
         self.manage_lifespan = manage_lifespan
+        self.metrics = metrics
 
     def _provide_server(self) -> Server:
         return self.server
@@ -47,7 +56,8 @@ class DocbasePlugin(InitPluginProtocol):
             path="/",
             route_handlers=[*ROUTE_HANDLERS, *AUTH_HANDLERS, *MAIL_HANDLERS, *MEDIA_HANDLERS,
                             *REALTIME_HANDLERS,
-                            health],
+                            health, ready,
+                            *([self.metrics.route()] if self.metrics else [])],
             dependencies={"ctx": Provide(request_context)},
             exception_handlers=EXCEPTION_HANDLERS,
             request_max_body_size=None,  # each database's Limits.max_body_bytes applies
@@ -61,6 +71,7 @@ class DocbasePlugin(InitPluginProtocol):
         )
         app_config.state[SERVER_STATE] = self.server  # for handlers that skip injection
         app_config.route_handlers.append(self.router())
+        app_config.route_handlers.append(console_router())
         if self.manage_lifespan:
             app_config.on_startup.append(self.server.open)
             app_config.on_shutdown.append(self.server.close)
@@ -71,6 +82,7 @@ def create_app(
     server: Server,
     *,
     manage_lifespan: bool = True,
+    metrics: MetricsAccess | None = None,
     debug: bool = False,
     **litestar_options: Any,
 ) -> Litestar:
@@ -80,7 +92,7 @@ def create_app(
     ``litestar_options`` pass through to :class:`~litestar.Litestar` (e.g. extra
     ``plugins``, ``middleware`` or ``on_startup`` hooks).
     """
-    plugins = [DocbasePlugin(server, manage_lifespan=manage_lifespan),
+    plugins = [DocbasePlugin(server, manage_lifespan=manage_lifespan, metrics=metrics),
                *litestar_options.pop("plugins", ())]
     return Litestar(
         plugins=plugins,

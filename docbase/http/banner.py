@@ -9,23 +9,10 @@ an environment variable, never the key itself).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from docbase.bootstrap import ADMIN_KEY_ENV, AdminKey
 from docbase.config import PRIMARY, Deployment, admin_key_path
-
-if TYPE_CHECKING:
-    from docbase.http.serve import Listener
-
-
-def base_url(deployment: Deployment, listener: Listener) -> str:
-    """Return the URL a client on this machine reaches the server at."""
-    host = deployment.host
-    if host in ("", "0.0.0.0", "::"):
-        host = "127.0.0.1"
-    if ":" in host:
-        host = f"[{host}]"
-    return f"{'https' if listener.tls else 'http'}://{host}:{deployment.port}"
+from docbase.http.launch import Listener, base_url
 
 
 def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) -> str:
@@ -42,6 +29,7 @@ def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) ->
         lines.append("docbase: plain HTTP for a TLS-terminating proxy at "
                      f"{', '.join(deployment.trusted_proxies)} (X-Forwarded-Proto: https)")
         curl = "curl -H 'X-Forwarded-Proto: https'"
+    lines.extend(_console_lines(deployment, url, admin))
     header = None
     for outcome in admin:
         if outcome.warning:
@@ -67,6 +55,21 @@ def banner(deployment: Deployment, listener: Listener, admin: list[AdminKey]) ->
         lines.append("docbase: try it:")
         lines.append(f"  {curl} -H {header} {url}{base}/rest/people")
     return "\n".join(lines)
+
+
+def _console_lines(deployment: Deployment, url: str, admin: list[AdminKey]) -> list[str]:
+    """Where the console is, and how to create its first administrator where none is."""
+    lines = []
+    for entry in deployment.all_databases():
+        base = "" if entry.name == deployment.default_database else f"/db/{entry.name}"
+        lines.append(f"docbase: console of {entry.name!r}: {url}{base}/_/")
+    for outcome in admin:
+        if not outcome.console_admin:
+            option = "" if outcome.database == PRIMARY else f" --db {outcome.database}"
+            lines.append(f"docbase: database {outcome.database!r} has no administrator to "
+                         f"sign in to the console; create one with:")
+            lines.append(f"  docbase users create{option} --email you@example.com --admin")
+    return lines
 
 
 def _shown(path: str | None) -> str:

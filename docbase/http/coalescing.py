@@ -26,6 +26,8 @@ from typing import Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from docbase.core.metrics import instruments
+
 _STATUS_LINE = b"HTTP/1.1 "
 
 MAX_HEAD_BYTES = 128 * 1024
@@ -87,6 +89,7 @@ class CoalescingHttpProtocol(HttpToolsProtocol):
         holding: Any = HeadHoldingTransport(transport)
         super().connection_made(holding)
         self._start_header_clock()
+        instruments().connection(+1)
 
     def _start_header_clock(self) -> None:
         timeout = getattr(self.config, "header_timeout", None)
@@ -142,6 +145,7 @@ class CoalescingHttpProtocol(HttpToolsProtocol):
     def connection_lost(self, exc: Exception | None) -> None:
         """Stop the clock of a connection that is gone."""
         self._stop_header_clock()
+        instruments().connection(-1)
         super().connection_lost(exc)
 
     def shutdown(self) -> None:

@@ -31,6 +31,7 @@ from docbase.core.errors import InvalidQuery, Unauthorized
 from docbase.core.server import Server
 from docbase.http.cors import allowed_origin_headers, cors_headers
 from docbase.http.errors import CORS_STATE, MethodNotAllowed
+from docbase.http.observe import PRINCIPAL
 
 OVERRIDABLE = frozenset({"PUT", "PATCH", "DELETE"})
 
@@ -124,7 +125,7 @@ async def authenticate_request(database: Database, request: Request[Any, Any, An
     """Authenticate the API key of a request, else its bearer token, within rate limits.
 
     Every request with a credential passes here, so the database's
-    :class:`~docbase.core.limits.RateLimiter` is asked here, once: an address that
+    :class:`~docbase.core.ratelimit.RateLimiter` is asked here, once: an address that
     failed too many credentials is refused before its credential is looked at, a
     refused credential is counted, and an accepted one counts against the per-key and
     per-address limits.
@@ -189,6 +190,9 @@ async def identify(
             request.state[CORS_STATE] = headers
     caller = await authenticate(database, request)
     key = caller.key
+    request.scope[PRINCIPAL] = (  # type: ignore[literal-required]  # for the access line
+        "token" if caller.bearer is not None else "none" if key is None
+        else "full-access key" if caller.principal.full_access else "key")
     if origin and key is not None:
         if key.allows_origin(origin):
             request.state[CORS_STATE] = cors_headers(origin)

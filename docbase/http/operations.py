@@ -16,6 +16,7 @@ from docbase.core.collection import Collection
 from docbase.core.documents import read_shape
 from docbase.core.errors import DocbaseError, InvalidQuery
 from docbase.core.query import parse_flag
+from docbase.http import tabular
 from docbase.http.bodies import documents_body, object_body, read_json
 from docbase.http.context import RequestContext
 from docbase.http.errors import CORS_STATE, MethodNotAllowed, error_body
@@ -48,8 +49,12 @@ def json_response(
 async def read_many(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
     """List documents: array, totals, count, groups or aggregates, as the URL asks.
 
+    Asked for NDJSON or CSV (``Accept``), every selected document is streamed instead.
     A page with a next one tells its cursor in headers (:mod:`docbase.http.paging`).
     """
+    streamed = tabular.streamed_type(request)
+    if streamed is not None:
+        return await tabular.stream_many(request, ctx, coll, streamed)
     params = query_params(request)
     query, options = list_query(params, ctx.database.limits)
     answer = await coll.read_page(query, options, encoded=True)
@@ -74,11 +79,14 @@ async def create(request: HttpRequest, ctx: RequestContext, coll: Collection) ->
     checks; the answer holds each created document, or the error body of an item that
     was refused (a repeated unique value).
     """
+    lines = tabular.lines_type(request)
+    if lines is not None:
+        return await tabular.create_many(request, ctx, coll, lines)
     ctx.require_method("POST")
     validate = parse_flag(query_params(request), "validate", default=True)
     body = documents_body(await read_json(request, ctx.database.limits))
     if isinstance(body, list) and not validate:
-        results = await coll.insert_unvalidated(body)
+        results = await coll.insert_each(body, validate=False)
         return json_response(request, [error_body(r) if isinstance(r, DocbaseError) else r
                                        for r in results], 201)
     if isinstance(body, list):

@@ -4,8 +4,8 @@ The proxy speaks HTTPS to clients and plain HTTP to docbase, saying so with
 ``X-Forwarded-Proto: https``. That header is believed only from the configured proxy
 addresses; any other request (a direct plain-HTTP client, or a proxy that forwarded
 plain HTTP) gets ``403 HTTPSRequired``, so no credential or document ever crosses the
-network in clear. ``GET /health`` answers regardless: it reveals nothing and load
-balancers probe it directly.
+network in clear. ``GET /health`` and ``GET /health/ready`` answer regardless: they reveal nothing
+and load balancers probe them directly.
 
 A pure ASGI middleware, so it wraps the docbase app (or any other) unchanged.
 """
@@ -23,7 +23,7 @@ Receive = Any
 Send = Any
 Network = ipaddress.IPv4Network | ipaddress.IPv6Network
 
-_EXEMPT_PATHS = frozenset({"/health"})
+_EXEMPT_PATHS = frozenset({"/health", "/health/ready"})
 _VERDICTS = 1024
 
 
@@ -54,13 +54,7 @@ class ForwardedHttpsOnly:
         return known
 
     def _trusted(self, address: str) -> bool:
-        try:
-            ip = ipaddress.ip_address(address)
-        except ValueError:
-            return False
-        if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-            ip = ip.ipv4_mapped
-        return any(ip in network for network in self.trusted)
+        return in_networks(address, self.trusted)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Serve ``scope`` if a trusted proxy forwarded it from HTTPS, else refuse it."""
@@ -72,7 +66,8 @@ class ForwardedHttpsOnly:
         peer = client[0] if client else None
         proto = headers.get(b"x-forwarded-proto", b"").split(b",")[-1].strip().lower()
         if self.is_trusted(peer) and proto == b"https":
-            scope = dict(scope, scheme="https" if scope["type"] == "http" else "wss")
+            # in place: the request observer outside reads what the app adds to the scope
+            scope["scheme"] = "https" if scope["type"] == "http" else "wss"
             forwarded_for = headers.get(b"x-forwarded-for")
             if forwarded_for:
                 scope["client"] = (self._client(forwarded_for.decode("latin-1"), peer), 0)
@@ -88,6 +83,17 @@ class ForwardedHttpsOnly:
             if not self.is_trusted(hop):
                 return hop
         return hops[0] if hops else peer or ""
+
+
+def in_networks(address: str, networks: Iterable[Network]) -> bool:
+    """Tell whether ``address`` (IPv4, IPv6 or IPv4-mapped IPv6) is in one of ``networks``."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return False
+    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
+        ip = ip.ipv4_mapped
+    return any(ip in network for network in networks)
 
 
 def _headers(scope: Scope) -> dict[bytes, bytes]:

@@ -2,7 +2,8 @@
 
 :func:`run` prepares a :class:`~docbase.config.Deployment` in the parent process (data
 directory, certificate, and with ``docbase/bootstrap.py`` a full-access key for every
-database that has none) and then hands it to uvicorn, which binds the port, starts the
+database that has none) and then hands it to uvicorn's supervisor in a fresh, small
+process (:func:`~docbase.http.launch.supervise`), which binds the port, starts the
 workers and stops them gracefully on SIGTERM/SIGINT (in-flight requests finish, for at
 most ``graceful_timeout`` seconds). Each worker builds its own app with
 :func:`worker_app` from the deployment passed down in the environment, reading the
@@ -21,12 +22,12 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import math
+import logging.config
 import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any, Protocol, TextIO
+from typing import Any, TextIO
 
 import msgspec
 
@@ -39,50 +40,25 @@ from docbase.config import PID_FILE, Deployment, ensure_data_dir
 from docbase.core.composition import DatabaseSpec, build_database
 from docbase.core.database import Database
 from docbase.core.errors import ConfigurationError, DocbaseError
+from docbase.core.hooks.jobs import Job
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
-from docbase.core.registry import scheme_of
+from docbase.core.metrics import NO_INSTRUMENTS
+from docbase.core.portability.backups import backup_job
+from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
-from docbase.http.banner import banner, base_url
-from docbase.http.coalescing import CoalescingHttpProtocol
+from docbase.http.banner import banner
+from docbase.http.instrumentation import install_metrics, metrics_access
+from docbase.http.launch import DEPLOYMENT_ENV, Listener, supervise
+from docbase.http.logs import announce, logging_config
+from docbase.http.observe import RequestObserver
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
-from docbase.http.supervision import (
-    TLS12_CIPHERS,
-    WORKER_HEALTHCHECK_SECONDS,
-    TlsConfig,
-    UvicornRunner,
-    exit_with_supervisor,
-)
+from docbase.http.supervision import exit_with_supervisor
 from docbase.http.tls import ensure_self_signed
 
 logger = logging.getLogger("docbase.serve")
-
-DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
-"""The environment variable that carries the deployment (JSON) to the workers."""
-
-
-class Runner(Protocol):
-    """A configured ASGI server."""
-
-    def serve(self) -> None:
-        """Serve until SIGTERM/SIGINT, then stop gracefully."""
-
-
-class Listener(msgspec.Struct, frozen=True):
-    """How the server listens: TLS files, or plain HTTP behind a proxy."""
-
-    certfile: str | None
-    keyfile: str | None
-    self_signed: bool = False
-    created: bool = False
-
-    @property
-    def tls(self) -> bool:
-        """Tell whether the port speaks TLS."""
-        return self.certfile is not None
-
 
 def prepare_listener(deployment: Deployment) -> Listener:
     """Return the TLS files to use, making a self-signed certificate when none is set.
@@ -105,13 +81,22 @@ def prepare_listener(deployment: Deployment) -> Listener:
     return Listener(str(certfile), str(keyfile), self_signed=True, created=created)
 
 
+def scheduled_backups(deployment: Deployment, db: Database) -> list[Job]:
+    """The backup job of ``db`` when the deployment has a ``backup_dir``."""
+    if deployment.backup_dir is None:
+        return []
+    return [backup_job(db, Path(deployment.backup_dir), deployment.backup_keep,
+                       deployment.backup_schedule)]
+
+
 def build_app(deployment: Deployment) -> Any:
     """Build the ASGI app a worker serves: docbase, behind the proxy check if configured."""
     entries = deployment.all_databases()
+    instruments = install_metrics(deployment)  # before the stores are built: they are timed
     server = build_deployment_server(deployment)
     in_memory = [entry.name for entry in entries if scheme_of(entry.storage) == "memory"]
-    schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db)])  # every db: the media sweep
-                  for db in server.databases.values()]
+    schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db), *scheduled_backups(deployment, db)])
+                  for db in server.databases.values()]  # every db: the media sweep, backups
     dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
 
     resuming: set[asyncio.Task[Any]] = set()
@@ -126,6 +111,8 @@ def build_app(deployment: Deployment) -> Any:
             await dispatcher.open()
         for database in server.databases.values():  # mail a stopped process left queued
             resuming.add(asyncio.create_task(resume_mail(database)))
+        if instruments is not None:  # the tallies reach the shared metrics once a second
+            resuming.add(asyncio.create_task(instruments.flush_every()))
 
     async def stop() -> None:
         for task in resuming:
@@ -136,12 +123,18 @@ def build_app(deployment: Deployment) -> Any:
         for dispatcher in dispatchers:
             await dispatcher.close()
         await server.close()
+        if instruments is not None:  # what the last requests and store calls tallied
+            instruments.flush()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
-                          on_shutdown=[stop])
+                          on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
+                          logging_config=None)  # docbase.http.logs configures logging
+    trusted = None
     if deployment.proxy_headers:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
-    return SecurityHeaders(app)
+        trusted = app.is_trusted
+    return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS,
+                                           trusted_proxy=trusted))
 
 
 async def resume_mail(database: Database) -> None:
@@ -212,51 +205,20 @@ def run(deployment: Deployment, *, out: TextIO | None = None) -> None:
     """
     out = out or sys.stdout
     check(deployment)
+    logging.config.dictConfig(logging_config(deployment.log_format))
     ensure_data_dir(deployment.data_path)
     listener = prepare_listener(deployment)
     admin = asyncio.run(bootstrap(deployment))
-    print(banner(deployment, listener, admin), file=out, flush=True)
+    if deployment.log_format == "json":
+        for line in banner(deployment, listener, admin).splitlines():
+            announce(line, "json")
+    else:
+        print(banner(deployment, listener, admin), file=out, flush=True)
     os.environ[DEPLOYMENT_ENV] = msgspec.json.encode(deployment).decode()
-    http_server(WORKER_APP, deployment, listener,
-                pid_file=deployment.data_path / PID_FILE).serve()
+    supervise(WORKER_APP, deployment, listener, pid_file=deployment.data_path / PID_FILE)
 
 
 WORKER_APP = "docbase.http.serve:worker_app"
 """Import path of the app factory every worker calls."""
 
 
-def http_server(
-    target: str, deployment: Deployment, listener: Listener, *, pid_file: Path | None = None
-) -> Runner:
-    """Configure the ASGI server as ``docbase serve`` runs it (the benchmarks reuse this).
-
-    uvicorn with the httptools parser on uvloop: it accepts what the original service's
-    clients send, raw ``"`` in ``q`` and ``h`` included, which Granian refuses with an
-    empty 400 (``docs/deploy.md`` has the measurements). ``target`` is the import path
-    of an ASGI app factory; TLS 1.2 or later when the listener has certificate files,
-    TLS 1.2 offering forward-secret AEAD cipher suites only (``docs/security.md``);
-    HTTP/1.1. A client gets ``header_timeout`` to send each request's headers, so slow
-    clients cannot hold connections open for long.
-    """
-    config = TlsConfig(
-        target,
-        factory=True,
-        host=deployment.host,
-        port=deployment.port,
-        workers=deployment.workers,
-        loop="uvloop",
-        http=CoalescingHttpProtocol,  # httptools; a response's head and body in one send
-        ws="none",
-        lifespan="on",
-        ssl_certfile=listener.certfile,
-        ssl_keyfile=listener.keyfile,
-        ssl_ciphers=TLS12_CIPHERS,
-        timeout_graceful_shutdown=math.ceil(deployment.graceful_timeout),
-        timeout_worker_healthcheck=WORKER_HEALTHCHECK_SECONDS,
-        proxy_headers=False,  # docbase.http.proxy decides whom to believe
-        server_header=False,  # SecurityHeaders sends "Server: docbase"
-        access_log=False,
-        log_level="info",
-    )
-    config.header_timeout = deployment.header_timeout
-    return UvicornRunner(config, base_url(deployment, listener), pid_file)

@@ -25,6 +25,8 @@ from pathlib import Path
 import uvicorn
 from uvicorn.supervisors import Multiprocess
 
+from docbase.http.logs import announce
+
 WORKER_HEALTHCHECK_SECONDS = 60
 """Seconds a worker may take to answer the supervisor, starting up included: on a loaded
 machine a worker takes seconds to import, and uvicorn's 5 s default had the supervisor
@@ -111,16 +113,18 @@ class UvicornRunner:
     crashed one is respawned; SIGTERM/SIGINT stop them gracefully.
     """
 
-    def __init__(self, config: uvicorn.Config, url: str, pid_file: Path | None) -> None:
+    def __init__(self, config: uvicorn.Config, url: str, pid_file: Path | None, *,
+                 log_format: str = "text") -> None:
         self.config = config
         self.url = url
         self.pid_file = pid_file
+        self.log_format = log_format
 
     def serve(self) -> None:
         """Serve until SIGTERM/SIGINT, then stop gracefully."""
         config = self.config
         sock = config.bind_socket()
-        print(f"docbase: Listening at: {self.url}", file=sys.stderr, flush=True)
+        announce(f"docbase: Listening at: {self.url}", self.log_format)
         if self.pid_file is not None:
             self.pid_file.write_text(f"{os.getpid()}\n")
         os.environ[SUPERVISOR_ENV] = str(os.getpid())  # inherited by every worker
@@ -130,4 +134,4 @@ class UvicornRunner:
             sock.close()
             if self.pid_file is not None:
                 self.pid_file.unlink(missing_ok=True)
-        print("docbase: shutdown completed", file=sys.stderr, flush=True)
+        announce("docbase: shutdown completed", self.log_format)

@@ -12,13 +12,22 @@ import ipaddress
 import os
 import socket
 from pathlib import Path
-
-from cryptography import x509
-from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
-from cryptography.x509.oid import ExtendedKeyUsageOID, NameOID
+from typing import TYPE_CHECKING
 
 from docbase.core.errors import ConfigurationError
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509 import oid
+else:  # imported when a certificate is made: the workers, which import this, never do
+    x509 = lazy_module("cryptography.x509")
+    oid = lazy_module("cryptography.x509.oid")
+    hashes = lazy_module("cryptography.hazmat.primitives.hashes")
+    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
+    ec = lazy_module("cryptography.hazmat.primitives.asymmetric.ec")
 
 CERT_FILE = "cert.pem"
 KEY_FILE = "key.pem"
@@ -70,8 +79,8 @@ def self_signed_certificate(names: list[str]) -> tuple[bytes, bytes]:
     """
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([
-        x509.NameAttribute(NameOID.COMMON_NAME, names[0]),
-        x509.NameAttribute(NameOID.ORGANIZATION_NAME, "docbase self-signed"),
+        x509.NameAttribute(oid.NameOID.COMMON_NAME, names[0]),
+        x509.NameAttribute(oid.NameOID.ORGANIZATION_NAME, "docbase self-signed"),
     ])
     alt_names: list[x509.GeneralName] = []
     for name in names:
@@ -98,7 +107,7 @@ def self_signed_certificate(names: list[str]) -> tuple[bytes, bytes]:
             ),
             critical=True,
         )
-        .add_extension(x509.ExtendedKeyUsage([ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
+        .add_extension(x509.ExtendedKeyUsage([oid.ExtendedKeyUsageOID.SERVER_AUTH]), critical=False)
         .sign(key, hashes.SHA256())
     )
     cert_pem = certificate.public_bytes(serialization.Encoding.PEM)

@@ -115,12 +115,9 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
             self, candidate: DocumentStore, *, documents: list[Document], query: Query,
             metafields: bool,
         ) -> None:
-            find_encoded = getattr(candidate, "find_encoded", None)
-            if find_encoded is None:  # an optional capability (core.ports.EncodedFind)
-                return
             query = msgspec.structs.replace(query, projection=None)
             async with loaded(candidate, documents) as (name, memory):
-                found = await find_encoded(name, query,
+                found = await candidate.find_encoded(name, query,
                                            hide=() if metafields else META_FIELDS)
                 expected = [read_shape(d, metafields=metafields)
                             for d in await memory.find(name, query)]

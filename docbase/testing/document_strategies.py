@@ -25,7 +25,7 @@ from docbase.core.query import JSON, Path
 
 FIELDS = ("a", "b", "c", "tags", "items", "a\x00", "\x01", "$a")
 """The field names documents and queries are built from (with NUL and the escape
-character of stored keys, :mod:`docbase.core.stored_keys`, and a ``$`` key, which the
+character of stored keys, :mod:`docbase.core.field_name_encoding`, and a ``$`` key, which the
 Mongo adapter stores shifted, :mod:`docbase.adapters.mongo.keys`)."""
 
 INDEXES = ("0", "1")

@@ -1,7 +1,7 @@
 """The part of the store contract about odd document keys: stored and named exactly.
 
 A key may hold NUL (U+0000), the escape character of stored keys (U+0001, see
-:mod:`docbase.core.stored_keys`) or its code words, ``$`` (and the prefix the Mongo
+:mod:`docbase.core.field_name_encoding`) or its code words, ``$`` (and the prefix the Mongo
 adapter stores ``$`` keys behind, :mod:`docbase.adapters.mongo.keys`) or ``.``; a store
 keeps it exactly, finds it by any condition, sorts, groups, indexes, projects and
 updates it by every update shape, at the top level and nested.
@@ -63,10 +63,8 @@ class DocumentKeysContract:
         (original,) = await _seed(store, odd(n=1))
         assert await store.get(C, original["_id"]) == original
         assert await store.find(C, Query()) == [original]
-        find_encoded = getattr(store, "find_encoded", None)
-        if find_encoded is not None:  # an optional capability (core.ports.EncodedFind)
-            raw = await find_encoded(C, Query(), hide=())
-            assert msgspec.json.decode(raw[0]) == original
+        raw = await store.find_encoded(C, Query(), hide=())
+        assert msgspec.json.decode(raw[0]) == original
 
     async def test_odd_keys_are_found_by_every_condition(self, store: DocumentStore) -> None:
         first, second = await _seed(store, odd(), {NUL: "other", "inner": {ESCAPE + "z": 9}})

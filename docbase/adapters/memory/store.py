@@ -19,7 +19,7 @@ from docbase.core.changes.signal import LocalChangeSignal
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.lifecycle import AsyncResource
-from docbase.core.ports import DeletesByGroups, Deletion
+from docbase.core.ports import DeletesByGroups, Deletion, EncodesFound
 from docbase.core.query import Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.query.deadline import within
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
@@ -35,7 +35,7 @@ def _copy(document: Document) -> Document:
     return result
 
 
-class MemoryDocumentStore(DeletesByGroups, AsyncResource):
+class MemoryDocumentStore(DeletesByGroups, EncodesFound, AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
 
     transactional = True  # nothing awaits between checking and deleting

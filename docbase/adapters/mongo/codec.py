@@ -28,9 +28,9 @@ from bson import ObjectId
 from docbase.adapters.mongo.keys import MONGO_KEYS, decode_mongo_key
 from docbase.core.documents import SYSTEM_FIELDS, Document
 from docbase.core.evaluate import lowered_strings
+from docbase.core.field_name_encoding import decode_keys, encode_keys
 from docbase.core.ids import is_object_id
 from docbase.core.query import JSON
-from docbase.core.stored_keys import decode_keys, encode_keys
 
 SEARCH_FIELD = "_docbase_search"
 """The hidden field holding each top-level field's lower-cased strings."""

@@ -30,6 +30,7 @@ from docbase.adapters.mongo import expressions as ex
 from docbase.adapters.mongo.codec import SEARCH_FIELD
 from docbase.adapters.mongo.keys import MONGO_KEYS
 from docbase.adapters.mongo.regex import portable_regex
+from docbase.core.field_name_encoding import encode_names
 from docbase.core.ids import is_object_id
 from docbase.core.query import (
     JSON,
@@ -53,7 +54,6 @@ from docbase.core.query import (
     Regex,
     Text,
 )
-from docbase.core.stored_keys import encode_names
 
 MATCH_NOTHING: dict[str, Any] = {"_id": {"$exists": False}}
 _RANGES: dict[type, tuple[str, tuple[int, ...]]] = {

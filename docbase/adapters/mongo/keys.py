@@ -3,7 +3,7 @@
 MongoDB reads a top-level ``$`` key of a replacement document as an update operator
 (pymongo refuses it before sending, CongoDB answers "Unknown update operator"), and
 its update operators cannot set a ``$`` field at all; only a pipeline update can,
-which not every server runs. So on top of :data:`docbase.core.stored_keys.STORED_KEYS`
+which not every server runs. So on top of :data:`docbase.core.field_name_encoding.STORED_KEYS`
 (U+0000 and U+0001 escaped) every key that starts with ``$``, at any depth, is stored
 after a two-character prefix :data:`SHIFT` = ``#`` U+10FFFF:
 
@@ -28,7 +28,7 @@ Dots in keys are not escaped: MongoDB stores them, reads use ``$getField`` (see
 
 from __future__ import annotations
 
-from docbase.core.stored_keys import ESCAPE, STORED_KEYS, KeyCodec, decode_key, encode_key
+from docbase.core.field_name_encoding import ESCAPE, STORED_KEYS, KeyCodec, decode_key, encode_key
 
 SHIFT = "#\U0010ffff"
 """The prefix of a stored key that stood for a ``$`` key (or for one starting with it)."""
@@ -57,4 +57,4 @@ def decode_mongo_key(stored: str) -> str:
 
 MONGO_KEYS = KeyCodec(encode_mongo_key, decode_mongo_key,
                       (*STORED_KEYS.marks, b"$", SHIFT[1].encode()))
-"""The Mongo adapter's key scheme, for the functions of :mod:`docbase.core.stored_keys`."""
+"""The Mongo adapter's key scheme, for the functions of :mod:`docbase.core.field_name_encoding`."""

@@ -46,10 +46,10 @@ from docbase.adapters.mongo.updates import compile_update
 from docbase.core import evaluate, grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import BackendError, InvalidId, NotFound
-from docbase.core.ports import DeletesByGroups, Deletion
+from docbase.core.field_name_encoding import encode_names, encode_path
+from docbase.core.ports import DeletesByGroups, Deletion, EncodesFound
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 from docbase.core.query.deadline import within
-from docbase.core.stored_keys import encode_names, encode_path
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
@@ -57,7 +57,7 @@ _UPDATE_ATTEMPTS = 1000  # optimistic retries of one read-apply-replace update
 _UNSEARCHED = {SEARCH_FIELD: 0}
 
 
-class MongoDocumentStore(DeletesByGroups, MongoConnection):
+class MongoDocumentStore(DeletesByGroups, EncodesFound, MongoConnection):
     """Collections of documents in one MongoDB database."""
 
     transactional = False  # a standalone server has none; delete_all goes group by group

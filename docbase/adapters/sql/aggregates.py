@@ -23,8 +23,8 @@ import msgspec
 import sqlalchemy as sa
 
 from docbase.adapters.sql.compiler import QueryCompiler
+from docbase.core.field_name_encoding import decode_keys, encode_path
 from docbase.core.query import JSON, Aggregate, AggregateRow, Filter, Path
-from docbase.core.stored_keys import decode_keys, encode_path
 
 _decode = msgspec.json.Decoder().decode
 

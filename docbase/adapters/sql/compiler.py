@@ -8,7 +8,7 @@ The first branch reads the one value reached through objects only, in the databa
 own values for scalars (:meth:`.Dialect.compare`); it is what an expression index on
 the path serves. ``fanout`` is true only for documents in which walking the path meets
 an array, and only for those are the reached values listed and tested one by one.
-Objects and arrays compare through their order keys (:mod:`.keys`) on the column that
+Objects and arrays compare through their order keys (:mod:`.order_keys`) on the column that
 keeps key order. Negations use ``IS NOT TRUE`` so that SQL NULLs never leak.
 """
 
@@ -24,6 +24,7 @@ from sqlalchemy.sql.elements import False_, UnaryExpression
 from docbase.adapters.sql.dialects import OPERATORS, Dialect, RowKind
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
 from docbase.core.errors import InvalidQuery
+from docbase.core.field_name_encoding import encode_names
 from docbase.core.ordering import type_class
 from docbase.core.query import (
     JSON,
@@ -47,7 +48,6 @@ from docbase.core.query import (
     SortKey,
     Text,
 )
-from docbase.core.stored_keys import encode_names
 
 _SCALARS = frozenset({"number", "string", "boolean"})
 
@@ -177,6 +177,8 @@ class QueryCompiler:
         return sa.or_(plain, walked)
 
     def _ordered(self, scope: Scope, path: Path, operand: JSON, op: str) -> Condition:
+        if scope is self.root and path == ("_id",) and isinstance(operand, str):
+            return self.table.c.id.operate(OPERATORS[op], operand)  # the indexed id column
         if operand is None:
             return self._null_or_missing(scope, path) if op in (">=", "<=") else sa.false()
         if type_class(operand) in _SCALARS:

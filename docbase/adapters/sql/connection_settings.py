@@ -29,6 +29,13 @@ a slow query (400 ``QueryTimeout``). See :func:`lock_wait`."""
 _PROGRESS_STEPS = 10_000  # SQLite VM steps between two looks at the clock
 
 
+SQLITE_CACHE_SIZE = -512
+"""SQLite's page cache per connection (negative: KiB). SQLite's default, 2 MiB, times the
+pool's connections and the loop reader's made a worker hold up to ~30 MiB of pages the
+operating system's file cache holds anyway; reading a page from there costs a system
+call (``docs/benchmarks.md``, run 8)."""
+
+
 def prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
     """Set up each new connection of ``engine`` and the start of its transactions."""
     @event.listens_for(engine, "connect")
@@ -38,6 +45,7 @@ def prepare_sqlite(engine: sa.Engine, *, in_memory: bool) -> None:
         sqlite_functions.register(dbapi_connection)
         cursor = dbapi_connection.cursor()
         cursor.execute(f"PRAGMA busy_timeout = {_BUSY_TIMEOUT_MS}")
+        cursor.execute(f"PRAGMA cache_size = {SQLITE_CACHE_SIZE}")
         if not in_memory:
             cursor.execute("PRAGMA journal_mode = WAL")
             cursor.execute("PRAGMA synchronous = NORMAL")

@@ -15,7 +15,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
-from docbase.adapters.sql.keys import RANKS
+from docbase.adapters.sql.order_keys import RANKS
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
 from docbase.core.ordering import TypeClass, type_class
 from docbase.core.query import JSON, Path
@@ -30,6 +30,19 @@ OPERATORS: dict[str, Any] = {
     ">": sa.sql.operators.gt, ">=": sa.sql.operators.ge,
     "<": sa.sql.operators.lt, "<=": sa.sql.operators.le, "=": sa.sql.operators.eq,
 }
+
+
+def swap_sql(table: str, mark: str, json: str = "", jsonb: str = "") -> str:
+    """The compare-and-swap ``UPDATE`` of one row of ``table``.
+
+    Its parameters are a :data:`Row` followed by the version the row must still be at,
+    numbered ``<mark>1`` to ``<mark>8`` (``?`` on SQLite, ``$`` on PostgreSQL); ``json``
+    and ``jsonb`` are the casts of the body's and the search column's text.
+    """
+    return (f"UPDATE {table} SET body = {mark}2{json}, parent_id = {mark}3, "
+            f"version = {mark}4, created = {mark}5, changed = {mark}6, "
+            f"search = {mark}7{jsonb} WHERE id = {mark}1 AND version = {mark}8")
+
 
 RowKind = Literal["values", "reached", "items"]
 """Which rows of a path: its values, those plus array elements, or elements for arrays."""

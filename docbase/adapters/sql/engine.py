@@ -5,10 +5,10 @@ from __future__ import annotations
 import functools
 import importlib
 import importlib.util
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
 from sqlalchemy.engine import make_url
-from sqlalchemy.ext.asyncio import AsyncEngine, create_async_engine
 from sqlalchemy.pool import StaticPool
 
 from docbase.adapters.sql import pg_connections
@@ -17,6 +17,9 @@ from docbase.adapters.sql.connection_settings import lock_wait
 from docbase.adapters.sql.store import SqlDocumentStore
 from docbase.core.errors import ConfigurationError, MissingDependencyError
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncEngine
 
 
 def create_engine(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
@@ -90,6 +93,9 @@ def _postgresql(url: str, query_timeout: float) -> AsyncEngine:
         "timeout": float(timeout) if isinstance(timeout, str) else CONNECT_TIMEOUT}
     # without pre-ping, a lost connection fails one call (BackendError) and SQLAlchemy
     # then discards every pooled connection of that age; pre-ping costs a round trip
+    # imported here: it brings SQLAlchemy's ORM (~7 MiB), which SQLite never needs
+    from sqlalchemy.ext.asyncio import create_async_engine  # noqa: PLC0415
+
     engine = create_async_engine(parsed.set(drivername="postgresql+asyncpg", query=query),
                                  pool_size=_POOL_SIZE, max_overflow=0,
                                  pool_pre_ping=pre_ping in ("true", "1", "yes"),

@@ -21,8 +21,8 @@ from sqlalchemy.sql.elements import Grouping
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.dialects import Dialect
+from docbase.core.field_name_encoding import encode_path
 from docbase.core.query import Path
-from docbase.core.stored_keys import encode_path
 
 _encode = msgspec.json.Encoder().encode
 

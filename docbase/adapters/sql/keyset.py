@@ -30,14 +30,14 @@ from sqlalchemy.types import NullType
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.values import Condition, Expr
+from docbase.core.field_name_encoding import encode_keys
 from docbase.core.query import After, Query, check_after
-from docbase.core.stored_keys import encode_keys
 
 ID_PARAM = "after_id"
 
 
 def _parts(after: After, dialect: Dialect) -> list[list[Any]]:
-    # object keys as stored (docbase/core/stored_keys.py), as the sort parts read them
+    # object keys as stored (docbase/core/field_name_encoding.py), as the sort parts read them
     return [dialect.literal_parts(encode_keys(value)) for value in after.values]
 
 

@@ -23,6 +23,7 @@ import threading
 from typing import Any, Final
 
 from docbase.adapters.sql import schema
+from docbase.adapters.sql.connection_settings import SQLITE_CACHE_SIZE
 
 UNANSWERED: Final = None
 """What :meth:`LoopReader.body` returns when the lookup has to go the usual way."""
@@ -77,6 +78,7 @@ class LoopReader:
             connection = sqlite3.connect(self.path, timeout=0, isolation_level=None,
                                          check_same_thread=True, cached_statements=256)
             connection.execute("PRAGMA query_only = 1")
+            connection.execute(f"PRAGMA cache_size = {SQLITE_CACHE_SIZE}")
         except sqlite3.Error:
             return None
         self._connection, self._thread = connection, threading.get_ident()

@@ -17,13 +17,16 @@ import hashlib
 import logging
 import time
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.core.changes.signal import LocalChangeSignal
 from docbase.core.errors import DocbaseError
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
 
 logger = logging.getLogger("docbase.changes")
 
@@ -40,7 +43,7 @@ class PostgresChangeSignal:
     """Notifications between every process using the same PostgreSQL schema."""
 
     def __init__(self, backend: SqlBackend) -> None:
-        assert isinstance(backend.engine, AsyncEngine), "PostgreSQL runs on asyncpg"
+        assert not isinstance(backend.engine, sa.Engine), "PostgreSQL runs on asyncpg"
         self.backend = backend
         self.engine: AsyncEngine = backend.engine
         self._local = LocalChangeSignal()

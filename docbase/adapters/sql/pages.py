@@ -32,8 +32,8 @@ from docbase.adapters.sql import keyset
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.values import Condition, Expr
+from docbase.core.field_name_encoding import encode_names
 from docbase.core.query import Query
-from docbase.core.stored_keys import encode_names
 
 
 def _stream(compiler: QueryCompiler, body: Expr, query: Query,
@@ -48,12 +48,20 @@ def _stream(compiler: QueryCompiler, body: Expr, query: Query,
             order.append(part.desc() if descending else part.asc())
     assert query.limit is not None
     return (sa.select(body.label("body"), table.c.id, *columns).where(where)
-            .order_by(*order, table.c.id.asc()).limit(query.skip + query.limit))
+            .order_by(*order, table.c.id.asc()).limit(written_number(query.skip + query.limit)))
+
+
+def written_number(number: int) -> Any:
+    """An OFFSET or LIMIT count written into the statement."""
+    # written out, not bound: PostgreSQL then keeps one generic plan for a prepared
+    # statement (with LIMIT $n unknown it plans each execution again, ~1 ms here)
+    return sa.literal_column(str(int(number)), sa.Integer)
 
 
 def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr,
                 query: Query) -> sa.Select[Any]:
     """The statement of a sorted page with a limit, selecting ``body``."""
+    assert query.limit is not None
     paths = [encode_names(key).path for key in query.sort]
     walking = QueryCompiler(dialect, table)
     flat = QueryCompiler(dialect, table, flat=paths)
@@ -75,5 +83,6 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr,
         for column in list(merged.c)[2 + position:2 + position + count]:
             order.append(column.desc() if key.direction == -1 else column.asc())
         position += count
-    statement = sa.select(merged.c.body).order_by(*order, merged.c.id.asc()).limit(query.limit)
-    return statement.offset(query.skip) if query.skip else statement
+    statement = (sa.select(merged.c.body).order_by(*order, merged.c.id.asc())
+                 .limit(written_number(query.limit)))
+    return statement.offset(written_number(query.skip)) if query.skip else statement

@@ -1,6 +1,6 @@
 """The SQL functions the adapter installs in PostgreSQL (migration 1).
 
-They mirror :mod:`.keys` (order keys) and ``docbase.core.evaluate.path_values`` /
+They mirror :mod:`.order_keys` and ``docbase.core.evaluate.path_values`` /
 ``reached_values`` (walking a path through arrays), so that every query stays in SQL.
 The path functions are ``STRICT``, which keeps PostgreSQL from inlining them into every
 query that mentions them: they run only for documents whose path meets an array, and

@@ -1,4 +1,4 @@
-"""Single-document inserts on PostgreSQL, straight through asyncpg.
+"""Single-statement writes on PostgreSQL, straight through asyncpg: inserts and updates.
 
 A create through SQLAlchemy's asyncio engine is a pool checkout in a greenlet, ``BEGIN``,
 the ``INSERT``, ``COMMIT``: three round trips and SQLAlchemy's execution layers for one
@@ -16,6 +16,12 @@ nothing was written). Once the statement was sent, a failure is final: a databas
 translated as :mod:`.errors` does (a unique violation is ``Conflict``), and a lost
 connection is ``BackendError`` (503): the row may or may not be stored, as with a
 ``COMMIT`` whose answer was lost, so it is never sent again.
+
+An insert of several documents is one prepared ``INSERT ... SELECT FROM unnest(...)``
+of one array per column, all rows in one statement: atomic, one round trip.
+:meth:`PgInserter.swap` writes an updated row only if it is still at the version read
+(``UPDATE ... WHERE id = $1 AND version = $8``, see ``store.py``), on the same
+connections and with the same rules.
 """
 
 from __future__ import annotations
@@ -25,7 +31,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from docbase.adapters.sql import schema
-from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
 from docbase.adapters.sql.errors import MissingTable, translated
 from docbase.adapters.sql.pg_connections import DirectConnections, connector_for
 from docbase.core.errors import BackendError
@@ -38,6 +44,15 @@ def insert_sql(number: int) -> str:
     """The one-row ``INSERT`` into collection table ``number`` (``$1`` .. ``$7``)."""
     return (f"INSERT INTO {schema.table_name(number)} ({', '.join(COLUMNS)}) "
             "VALUES ($1, $2::json, $3, $4, $5, $6, $7::jsonb)")
+
+
+def insert_many_sql(number: int) -> str:
+    """The many-row ``INSERT`` into table ``number``: one array per column (``$1`` .. ``$7``)."""
+    return (f"INSERT INTO {schema.table_name(number)} ({', '.join(COLUMNS)}) "
+            "SELECT id, body::json, parent_id, version, created, changed, search::jsonb "
+            "FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], "
+            "$6::text[], $7::text[]) AS r(id, body, parent_id, version, created, changed, "
+            "search)")
 
 
 def inserter_for(engine: Any, number: Callable[[str], int | None],
@@ -55,35 +70,67 @@ class PgInserter(DirectConnections):
         super().__init__(connect, CONNECTIONS, queue=True)
         self._number = number
         self._forget = forget
-        self._statements: dict[int, str] = {}
+        self._statements: dict[tuple[Callable[[int], str], int], str] = {}
         asyncpg = importlib.import_module("asyncpg")  # registered only where installed
         self._server_error: type[Exception] = asyncpg.PostgresError
 
     async def insert(self, collection: str, rows: Sequence[Row]) -> bool:
-        """Insert the one row of ``rows`` into ``collection``; ``False``: go the usual way.
+        """Insert ``rows`` into ``collection`` in one statement; ``False``: go the usual way.
 
         Raises:
-            DocbaseError: the database refused the row, or the connection was lost once
+            DocbaseError: the database refused the rows, or the connection was lost once
                 the statement was on its way.
 
         """
-        number = self._number(collection) if len(rows) == 1 else None
+        if len(rows) == 1:
+            return await self._run(collection, insert_sql, tuple(rows[0])) is not None
+        columns = tuple(list(column) for column in zip(*rows, strict=True))
+        return await self._run(collection, insert_many_sql, columns) is not None
+
+    async def swap(self, collection: str, row: Row, version: int) -> bool | None:
+        """Write ``row`` if its stored row is at ``version``; ``None``: go the usual way.
+
+        ``False``: no row of that id is at that version (changed or deleted meanwhile).
+
+        Raises:
+            DocbaseError: as :meth:`insert`.
+
+        """
+        status = await self._run(collection, _swap_sql, (*row, version))
+        return None if status is None else status == "UPDATE 1"
+
+    async def read(self, collection: str, document_id: str) -> list[tuple[str]] | None:
+        """The body row an update starts from (``[]``: none); ``None``: go the usual way.
+
+        On these queued connections rather than the point reader's, which go the costly
+        usual way whenever all are busy: an update's read and write then cost one
+        connection's two round trips.
+        """
+        rows = await self._run(collection, _read_sql, (document_id,), fetch=True)
+        return None if rows is None else [(row[0],) for row in rows]
+
+    async def _run(self, collection: str, sql: Callable[[int], str],
+                   arguments: tuple[Any, ...], *, fetch: bool = False) -> Any:
+        """Run ``sql`` on ``collection``'s table: its status, or rows; ``None``: not here."""
+        number = self._number(collection)
         if number is None:
-            return False
+            return None
         connection = await self.take()
         if connection is None:
-            return False
-        statement = self._statements.get(number)
+            return None
+        key = (sql, number)
+        statement = self._statements.get(key)
         if statement is None:
-            statement = self._statements[number] = insert_sql(number)
+            statement = self._statements[key] = sql(number)
         try:
-            await connection.execute(statement, *rows[0])
+            run = connection.fetch if fetch else connection.execute
+            result = await run(statement, *arguments)
         except self._server_error as exc:  # the statement failed; the connection is sound
             await self.give_back(connection)
             error = translated(str(getattr(exc, "sqlstate", "") or ""), str(exc))
             if isinstance(error, MissingTable):  # dropped elsewhere: nothing was written
                 self._forget(collection)
-                return False
+                return None
             raise error from exc
         except BaseException as exc:  # lost, or cancelled half-way: the answer is unknown
             self.drop(connection)
@@ -91,4 +138,12 @@ class PgInserter(DirectConnections):
                 raise BackendError(f"database unavailable: {exc}") from exc
             raise
         await self.give_back(connection)
-        return True
+        return result
+
+
+def _read_sql(number: int) -> str:
+    return schema.lookup_sql(number, "body::text", "$1")
+
+
+def _swap_sql(number: int) -> str:
+    return swap_sql(schema.table_name(number), "$", "::json", "::jsonb")

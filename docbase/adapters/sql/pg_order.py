@@ -25,7 +25,7 @@ from typing import Any
 import sqlalchemy as sa
 
 from docbase.adapters.sql.dialects import OPERATORS
-from docbase.adapters.sql.keys import encode_key
+from docbase.adapters.sql.order_keys import encode_key
 from docbase.adapters.sql.values import Condition, Expr, PgValue, sql_string
 from docbase.core.ordering import type_class
 from docbase.core.query import JSON

@@ -19,7 +19,7 @@ from typing_extensions import override
 
 from docbase.adapters.sql import pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
-from docbase.adapters.sql.keys import RANKS, encode_key
+from docbase.adapters.sql.order_keys import RANKS, encode_key
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
 from docbase.core.query import JSON, Path
 

@@ -4,7 +4,7 @@ Queries are compiled to SQL by :mod:`.compiler` and :mod:`.aggregates`; only pro
 is applied in Python, to the page of rows the database returned. The statements of
 gets, finds and counts are built once per table and query shape and kept here, and the
 stored JSON text of a body is decoded here (its keys too when it may hold encoded ones,
-``docbase/core/stored_keys.py``).
+``docbase/core/field_name_encoding.py``).
 """
 
 from __future__ import annotations
@@ -24,8 +24,8 @@ from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
+from docbase.core.field_name_encoding import decode_keys, json_needs_decoding
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
-from docbase.core.stored_keys import decode_keys, json_needs_decoding
 
 _CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
 _encode = msgspec.json.Encoder().encode
@@ -43,7 +43,7 @@ def decode_body(body: str) -> Any:
 def _top_level(body: str) -> dict[str, Any]:
     """A stored body's top-level fields, their values left as stored text (msgspec.Raw).
 
-    A body that may hold encoded keys (``docbase/core/stored_keys.py``) is decoded in full.
+    A body that may hold encoded keys (``docbase/core/field_name_encoding.py``) is decoded in full.
     """
     return decode_body(body) if json_needs_decoding(body) else _decode_top(body)
 
@@ -103,8 +103,10 @@ class SqlDocumentReads:
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """The stored texts; hidden fields dropped in SQL (SQLite) or here (top level)."""
-        in_sql = self._drops_fields_in_sql
+        """The stored texts; hidden fields dropped in SQL (both dialects can) or here."""
+        # rows an OFFSET skips are computed too: PostgreSQL's rebuilt objects cost more
+        # than decoding the page here, so a deep page drops the fields in Python
+        in_sql = self._drops_fields_in_sql and (not query.skip or self.dialect.name == "sqlite")
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
             return [msgspec.Raw(body if not json_needs_decoding(body) else
@@ -165,9 +167,9 @@ class SqlDocumentReads:
             if seek is not None:
                 statement = statement.where(seek)
             if query.skip:
-                statement = statement.offset(query.skip)
+                statement = statement.offset(pages.written_number(query.skip))
             if query.limit is not None:
-                statement = statement.limit(query.limit)
+                statement = statement.limit(pages.written_number(query.limit))
         self._cache(key, statement)
         return statement
 

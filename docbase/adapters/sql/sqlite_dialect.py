@@ -15,7 +15,7 @@ import sqlalchemy as sa
 from typing_extensions import override
 
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
-from docbase.adapters.sql.keys import encode_key
+from docbase.adapters.sql.order_keys import encode_key
 from docbase.adapters.sql.values import (
     Condition,
     Expr,

@@ -14,7 +14,7 @@ from typing import Any
 
 import msgspec
 
-from docbase.adapters.sql.keys import encode_key
+from docbase.adapters.sql.order_keys import encode_key
 from docbase.core import evaluate
 from docbase.core.query import JSON
 from docbase.core.query.regex import regex_search

@@ -1,8 +1,17 @@
 """A :class:`~docbase.core.ports.DocumentStore` on SQLite or PostgreSQL (SQLAlchemy Core).
 
 The reads (gets, finds, counts, aggregates and their statements) are written in
-:mod:`.reads`; this module adds the writes. Updates read the row under a write lock,
-apply ``docbase.core.update.apply_update`` and write it back in the same transaction.
+:mod:`.reads`; this module adds the writes.
+
+An update reads the document the short way (SQLite: on the event loop's thread;
+PostgreSQL: a prepared point read), applies ``docbase.core.update.apply_update`` and
+writes the result with one statement that compares the version it read (``UPDATE ...
+WHERE id = ? AND version = ?``): on SQLite one plain statement in the writer's next
+batch, on PostgreSQL one prepared statement in autocommit (:mod:`.pg_inserts`). When
+another writer changed the document in between, no row matches and the update starts
+again from the newer version (an expected version then no longer matches:
+``VersionMismatch``); after :data:`_SWAP_ATTEMPTS` it reads the row under a write lock
+and writes it back in one transaction, the way every update took before.
 """
 
 from __future__ import annotations
@@ -16,20 +25,22 @@ import sqlalchemy as sa
 from docbase.adapters.sql import indexes, pg_inserts
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
-from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
+from docbase.adapters.sql.schema import table_name
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
 from docbase.core.evaluate import search_strings
+from docbase.core.field_name_encoding import encode_keys, encode_path, json_needs_encoding
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import Filter, Path
-from docbase.core.stored_keys import encode_keys, encode_path, json_needs_encoding
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
+_SWAP_ATTEMPTS = 3  # optimistic tries of an update before it locks the row
 _encode = msgspec.json.Encoder().encode
 
 
@@ -56,6 +67,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         # one-document inserts in one round trip on PostgreSQL (see its module)
         self._inserter = pg_inserts.inserter_for(engine, self.backend.cached_number,
                                                  self.backend.forget)
+        self._swaps: dict[int, str] = {}  # SQLite's compare-and-swap UPDATE per table
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
@@ -104,6 +116,56 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         stamp: dict[str, Any],
         expected_version: int | None = None,
     ) -> Document:
+        """Apply ``update`` to the version read, written only if still that version."""
+        for _ in range(_SWAP_ATTEMPTS):
+            current = await self.current(collection, document_id)
+            version = current.get("_version")
+            changed = updated_document(document_id, current, update, stamp, expected_version)
+            swapped = await self._swap(collection, self._row(changed), version or 0)
+            if swapped is None:  # no short way here
+                break
+            if swapped:
+                return changed
+        return await self._update_locked(collection, document_id, update, stamp,
+                                         expected_version)
+
+    async def current(self, collection: str, document_id: str) -> Document:
+        """The stored document an update starts from (PostgreSQL: on the writes' connections).
+
+        Raises:
+            NotFound: no such document.
+
+        """
+        if self._inserter is not None:
+            found = await self._inserter.read(collection, document_id)
+            if found is not None:
+                if not found:
+                    raise NotFound(f"no document {document_id} in {collection!r}")
+                document: Document = decode_body(found[0][0])
+                return document
+        return await self.get(collection, document_id)
+
+    async def _swap(self, collection: str, row: Row, version: int) -> bool | None:
+        """Write ``row`` if the stored row is at ``version``; ``None``: no short way."""
+        if self._inserter is not None:
+            return await self._inserter.swap(collection, row, version)
+        if self.dialect.name != "sqlite":
+            return None
+
+        def work(conn: sa.Connection) -> bool:
+            number = self.backend.number(conn, collection)
+            if number is None:
+                return False
+            statement = self._swaps.get(number)
+            if statement is None:
+                statement = self._swaps[number] = swap_sql(table_name(number), "?")
+            result = conn.exec_driver_sql(statement, (*row, version))
+            return bool(result.rowcount == 1)
+
+        return await self.backend.run(work, write=True)
+
+    async def _update_locked(self, collection: str, document_id: str, update: Update,
+                             stamp: dict[str, Any], expected_version: int | None) -> Document:
         """Apply ``update`` to the row read under a write lock, in one transaction."""
         def work(conn: sa.Connection) -> Document:
             table = self.backend.table(conn, collection)

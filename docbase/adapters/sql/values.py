@@ -2,7 +2,7 @@
 
 A :class:`JsonValue` is an SQL expression standing for a JSON value (or for nothing,
 when a path is missing). The compiler never writes dialect JSON functions itself; it
-asks for a type test, the order key (see :mod:`.keys`), the string, a member. On
+asks for a type test, the order key (see :mod:`.order_keys`), the string, a member. On
 SQLite a value is a JSON text plus a JSON path (``json_type(body, '$."a"."b"')``) or a
 row of ``json_each``; on PostgreSQL it is a ``jsonb`` or ``json`` expression
 (``doc -> 'a' -> 'b'``). Object steps are rendered as SQL literals, never as bound
@@ -18,7 +18,7 @@ import sqlalchemy as sa
 from sqlalchemy.sql.elements import ColumnElement
 from typing_extensions import override
 
-from docbase.adapters.sql.keys import FALSE_KEY, TRUE_KEY
+from docbase.adapters.sql.order_keys import FALSE_KEY, TRUE_KEY
 from docbase.core.errors import InvalidQuery
 from docbase.core.ordering import TypeClass
 

@@ -7,12 +7,13 @@ The composition root (``docbase/core/composition.py``) builds one
 
 from __future__ import annotations
 
+import importlib.util
+
 from docbase.core.errors import MissingDependencyError
 
-try:
-    import httpx  # noqa: F401
-except ImportError as exc:  # pragma: no cover - exercised only without the extra
-    raise MissingDependencyError("httpx", extra="server") from exc
+# found, not imported: httpx is imported on the first delivery (several MiB per process)
+if importlib.util.find_spec("httpx") is None:  # pragma: no cover - only without the extra
+    raise MissingDependencyError("httpx", extra="server")
 
 from docbase.adapters.webhook.sender import HttpxWebhookSender
 

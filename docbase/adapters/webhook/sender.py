@@ -8,12 +8,17 @@ TLS server name (so the certificate is verified for it). Redirects are not follo
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
 from urllib.parse import urlsplit, urlunsplit
 
-import httpx
-
 from docbase.core.errors import WebhookDeliveryError
+from docbase.core.plugins import lazy_module
 from docbase.core.ports import WebhookRequest
+
+if TYPE_CHECKING:
+    import httpx
+else:  # imported on the first delivery: a process may never deliver one
+    httpx = lazy_module("httpx")
 
 
 class HttpxWebhookSender:

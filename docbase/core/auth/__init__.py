@@ -29,9 +29,11 @@ from docbase.core.auth.tokens import Bearer, authenticate_token, issue_login_tok
 from docbase.core.auth.users import (
     USERS_COLLECTION,
     User,
+    any_admin,
     create_user,
     delete_user,
     list_users,
+    set_admin,
     set_password,
 )
 
@@ -53,6 +55,7 @@ __all__ = [
     "Scope",
     "SystemCache",
     "User",
+    "any_admin",
     "authenticate",
     "authenticate_key",
     "authenticate_token",
@@ -71,6 +74,7 @@ __all__ = [
     "parse_duration",
     "parse_scope",
     "revoke_key",
+    "set_admin",
     "set_password",
     "sign_request",
 ]

@@ -30,7 +30,7 @@ from docbase.core.query import In, Query
 from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 LAST_USED_SECONDS = 60.0
 """The least time between two writes of one key's ``last_used``."""
@@ -38,7 +38,7 @@ LAST_USED_NOTED: Namespace[bool] = Namespace("apikey-last-used-noted", ttl=LAST_
 """Keys (by id) whose ``last_used`` this process wrote recently: the write throttle."""
 
 
-async def authenticate_key(db: Database, raw_key: str | None) -> ApiKey:
+async def authenticate_key(db: SystemData, raw_key: str | None) -> ApiKey:
     """Return the live key record for ``raw_key`` and note that it was used.
 
     Raises:
@@ -67,7 +67,7 @@ async def authenticate_key(db: Database, raw_key: str | None) -> ApiKey:
     return key
 
 
-async def _note_use(db: Database, key: ApiKey) -> None:
+async def _note_use(db: SystemData, key: ApiKey) -> None:
     if db.auth_cache.get(LAST_USED_NOTED, key.id):
         return
     db.auth_cache.put(LAST_USED_NOTED, key.id, True)
@@ -78,7 +78,7 @@ async def _note_use(db: Database, key: ApiKey) -> None:
         db.auth_cache.invalidate(KEY_BY_DIGEST)
 
 
-async def authenticate(db: Database, raw_key: str | None) -> Principal:
+async def authenticate(db: SystemData, raw_key: str | None) -> Principal:
     """Return the principal of a request carrying ``raw_key``.
 
     Raises:
@@ -88,7 +88,7 @@ async def authenticate(db: Database, raw_key: str | None) -> Principal:
     return (await authenticate_key(db, raw_key)).principal()
 
 
-async def keys_for_origin(db: Database, origin: str) -> list[ApiKey]:
+async def keys_for_origin(db: SystemData, origin: str) -> list[ApiKey]:
     """Return the live keys a browser page of ``origin`` may use (for CORS preflights)."""
 
     async def load() -> list[ApiKey]:

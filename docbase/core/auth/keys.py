@@ -35,7 +35,7 @@ from docbase.core.query import Query, SortKey
 from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 KEYS_COLLECTION = "_apikeys"
 """The system collection holding a database's API keys."""
@@ -90,7 +90,7 @@ KEYS_BY_ORIGIN: Namespace[list[ApiKey]] = Namespace("apikeys-by-origin")
 """Cached keys whose origins hold an origin (or ``*``), by that origin."""
 
 
-def forget_cached_keys(db: Database) -> None:
+def forget_cached_keys(db: SystemData) -> None:
     """Drop this process's cached key lookups of ``db`` (after a key changed)."""
     db.auth_cache.invalidate(KEY_BY_DIGEST)
     db.auth_cache.invalidate(KEYS_BY_ORIGIN)
@@ -130,7 +130,7 @@ def _check_expiry(expires: str | None) -> str | None:
 
 
 async def create_key(
-    db: Database,
+    db: SystemData,
     *,
     full_access: bool | None = None,
     paths: Iterable[str] = (),
@@ -173,7 +173,7 @@ async def create_key(
     return raw_key, from_stored(document)
 
 
-async def ensure_key(db: Database, raw_key: str, *, description: str = "admin") -> tuple[
+async def ensure_key(db: SystemData, raw_key: str, *, description: str = "admin") -> tuple[
     ApiKey, bool
 ]:
     """Make ``raw_key`` a full-access key unless it is one already; ``(record, created)``.
@@ -191,13 +191,13 @@ async def ensure_key(db: Database, raw_key: str, *, description: str = "admin") 
                                  description=description))[1], True
 
 
-async def list_keys(db: Database) -> list[ApiKey]:
+async def list_keys(db: SystemData) -> list[ApiKey]:
     """Every key of the database, oldest first, revoked and expired ones included."""
     rows = await db.store.find(KEYS_COLLECTION, Query(sort=(SortKey(("serial",)),), limit=None))
     return [from_stored(row) for row in rows]
 
 
-async def revoke_key(db: Database, key: str) -> ApiKey:
+async def revoke_key(db: SystemData, key: str) -> ApiKey:
     """Revoke a key named by its raw value, its id or a unique prefix of either.
 
     Raises:

@@ -14,18 +14,30 @@ from docbase.core.auth.passwords import verify_password
 from docbase.core.auth.revocation import revoke_token
 from docbase.core.auth.throttle import check_attempt, clear_failures, note_failure
 from docbase.core.auth.tokens import Bearer, issue_login_token
-from docbase.core.auth.users import find_user, normal_email
+from docbase.core.auth.users import User, find_user, normal_email
 from docbase.core.errors import InvalidQuery, Unauthorized
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SettledSystemData
 
 LOGIN_REFUSED = "wrong email or password"
 """The one message of a refused login, whatever was wrong."""
 
 
-async def login(db: Database, email: object, password: object) -> str:
+async def login(db: SettledSystemData, email: object, password: object) -> str:
     """Check ``email`` and ``password``; return a new login token.
+
+    Raises:
+        InvalidQuery: email or password missing or not strings.
+        TooManyRequests: too many failed logins for this email lately.
+        Unauthorized: no such user, or a wrong password (the same message for both).
+
+    """
+    return await issue_login_token(db, await check_credentials(db, email, password))
+
+
+async def check_credentials(db: SettledSystemData, email: object, password: object) -> User:
+    """Check ``email`` and ``password`` within the throttle; return the user.
 
     Raises:
         InvalidQuery: email or password missing or not strings.
@@ -46,9 +58,9 @@ async def login(db: Database, email: object, password: object) -> str:
         await note_failure(db, email, settings)
         raise Unauthorized(LOGIN_REFUSED)
     await clear_failures(db, email)
-    return await issue_login_token(db, found[0])
+    return found[0]
 
 
-async def logout(db: Database, bearer: Bearer) -> None:
+async def logout(db: SettledSystemData, bearer: Bearer) -> None:
     """Revoke ``bearer`` until it expires, in every process sharing the storage."""
     await revoke_token(db, bearer.token_id, bearer.expires)

@@ -28,7 +28,7 @@ from docbase.core.errors import Conflict
 from docbase.core.query import Gt, Lte, Projection, Query
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 REVOKED_COLLECTION = "_revoked_tokens"
 """The system collection of revoked, not yet expired tokens."""
@@ -43,7 +43,7 @@ def revocation_id(token_id: str) -> str:
     return hashlib.sha256(token_id.encode()).hexdigest()[:24]
 
 
-async def revoke_token(db: Database, token_id: str, expires: float) -> None:
+async def revoke_token(db: SystemData, token_id: str, expires: float) -> None:
     """Revoke a token until ``expires`` (seconds since 1970); purge expired entries."""
     now = time.time()
     document = new_document({}, "system")
@@ -54,7 +54,7 @@ async def revoke_token(db: Database, token_id: str, expires: float) -> None:
     db.auth_cache.invalidate(REVOKED_IDS)
 
 
-async def is_revoked(db: Database, token_id: str) -> bool:
+async def is_revoked(db: SystemData, token_id: str) -> bool:
     """Tell whether the token with this ``jti`` (or digest) was revoked (cached, 1 s)."""
     async def load() -> frozenset[str]:
         rows = await db.store.find(REVOKED_COLLECTION, Query(

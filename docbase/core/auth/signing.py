@@ -15,14 +15,21 @@ import secrets
 import time
 import warnings
 from collections.abc import Iterator
-from typing import Any
-
-import jwt
-from cryptography.hazmat.primitives.asymmetric import ec, rsa
-from cryptography.hazmat.primitives.serialization import load_pem_private_key
+from typing import TYPE_CHECKING, Any
 
 from docbase.core.errors import InvalidQuery
+from docbase.core.plugins import lazy_module
 from docbase.core.settings import DatabaseSettings
+
+if TYPE_CHECKING:
+    import jwt
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec, rsa
+else:  # imported on first use: most processes never sign a request
+    jwt = lazy_module("jwt")
+    ec = lazy_module("cryptography.hazmat.primitives.asymmetric.ec")
+    rsa = lazy_module("cryptography.hazmat.primitives.asymmetric.rsa")
+    serialization = lazy_module("cryptography.hazmat.primitives.serialization")
 
 HMAC_ALGORITHMS = ("HS256", "HS384", "HS512")
 RSA_ALGORITHMS = ("RS256", "RS384", "RS512")
@@ -81,7 +88,7 @@ def signing_key(settings: DatabaseSettings, path: str, algorithm: str | None) ->
                                f"{algorithm} needs one (an HMAC secret signs HS256/384/512)")
         return value.encode(), algorithm or "HS256"
     try:
-        key = load_pem_private_key(value.encode(), password=None)
+        key = serialization.load_pem_private_key(value.encode(), password=None)
     except (ValueError, TypeError) as exc:
         raise InvalidQuery(f"the setting at {path!r} is not an unencrypted PEM private "
                            f"key: {exc}") from None

@@ -29,13 +29,13 @@ from docbase.core.settings import LoginSettings
 from docbase.core.update import IncOp, SetOp, Update
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 FAILURES_COLLECTION = "_login_failures"
 """The system collection counting failed logins per email."""
 
 
-async def check_attempt(db: Database, email: str, settings: LoginSettings) -> None:
+async def check_attempt(db: SystemData, email: str, settings: LoginSettings) -> None:
     """Refuse a login attempt for ``email`` while it is locked out.
 
     Raises:
@@ -53,7 +53,7 @@ async def check_attempt(db: Database, email: str, settings: LoginSettings) -> No
                               f"{math.ceil(wait)} s", retry_after=math.ceil(wait))
 
 
-async def note_failure(db: Database, email: str, settings: LoginSettings) -> None:
+async def note_failure(db: SystemData, email: str, settings: LoginSettings) -> None:
     """Count one failed login for ``email`` (a count older than ``lockout`` restarts)."""
     uid, now = user_id(email), time.time()
     lockout = parse_duration(settings.lockout, "auth.login.lockout")
@@ -75,6 +75,6 @@ async def note_failure(db: Database, email: str, settings: LoginSettings) -> Non
         await db.store.update(FAILURES_COLLECTION, uid, update, stamp={})
 
 
-async def clear_failures(db: Database, email: str) -> None:
+async def clear_failures(db: SystemData, email: str) -> None:
     """Forget the failed logins of ``email`` (after a successful login)."""
     await db.store.delete(FAILURES_COLLECTION, [user_id(email)])

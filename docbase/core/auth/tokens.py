@@ -29,7 +29,6 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
-import jwt
 import msgspec
 
 from docbase.core.auth.principal import Principal
@@ -38,10 +37,15 @@ from docbase.core.auth.scopes import parse_scope
 from docbase.core.auth.signing import HMAC_ALGORITHMS, parse_duration, short_hmac_keys_allowed
 from docbase.core.auth.users import User, cached_user
 from docbase.core.errors import InvalidToken
+from docbase.core.plugins import lazy_module
 from docbase.core.settings import DatabaseSettings
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    import jwt
+
+    from docbase.core.system_data import SettledSystemData
+else:  # imported on first use: a process serving API keys only never needs it
+    jwt = lazy_module("jwt")
 
 OWN_ISSUER = "docbase"
 """The ``iss`` of docbase's own login tokens."""
@@ -85,7 +89,7 @@ class Bearer(msgspec.Struct, frozen=True):
         return {"email": self.email, "displayname": str(name), "image": str(image)}
 
 
-async def login_secret(db: Database) -> str:
+async def login_secret(db: SettledSystemData) -> str:
     """The database's login-token secret, generated and stored on first use."""
     secret = (await db.settings.load()).auth.login.secret
     if secret is None:
@@ -94,7 +98,7 @@ async def login_secret(db: Database) -> str:
     return str(secret)
 
 
-async def issue_login_token(db: Database, user: User) -> str:
+async def issue_login_token(db: SettledSystemData, user: User) -> str:
     """Sign a login token for ``user`` living ``auth.login.lifetime``.
 
     Raises:
@@ -127,7 +131,7 @@ def _verify(token: str, key: Any, algorithms: list[str], *, issuer: str | None,
     return claims
 
 
-async def authenticate_token(db: Database, token: str) -> Bearer:
+async def authenticate_token(db: SettledSystemData, token: str) -> Bearer:
     """Verify a bearer token for ``db``.
 
     Raises:

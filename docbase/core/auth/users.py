@@ -21,11 +21,11 @@ from docbase.core.auth.cache import Namespace
 from docbase.core.auth.passwords import check_password, hash_password
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict, InvalidQuery, NotFound
-from docbase.core.query import Query, SortKey
+from docbase.core.query import Eq, Query, SortKey
 from docbase.core.update import SetOp, Update
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.system_data import SystemData
 
 USERS_COLLECTION = "_users"
 """The system collection holding a database's users (the contract's ``users``)."""
@@ -40,6 +40,7 @@ class User(msgspec.Struct, frozen=True):
     displayname: str = ""
     image: str = ""
     created: str = ""
+    admin: bool = False
 
     def info(self) -> dict[str, str]:
         """The ``GET /auth/userinfo`` answer."""
@@ -70,12 +71,15 @@ def user_id(email: str) -> str:
 def _from_stored(document: dict[str, Any]) -> User:
     return User(id=document["_id"], email=document["email"],
                 displayname=document.get("displayname") or "",
-                image=document.get("image") or "", created=document.get("_created", ""))
+                image=document.get("image") or "", created=document.get("_created", ""),
+                admin=document.get("admin") is True)
 
 
-async def create_user(db: Database, email: str, password: str, *,
-                      displayname: str = "", image: str = "") -> User:
+async def create_user(db: SystemData, email: str, password: str, *,
+                      displayname: str = "", image: str = "", admin: bool = False) -> User:
     """Create a user; the email keeps its case for display but is unique in any case.
+
+    An ``admin`` user may also sign in to the console (``docs/console.md``).
 
     Raises:
         InvalidQuery: a malformed email or a password that is too short or too long.
@@ -85,7 +89,8 @@ async def create_user(db: Database, email: str, password: str, *,
     normal_email(email)
     document = new_document({}, "system")
     document.update(_id=user_id(email), email=email.strip(), displayname=displayname,
-                    image=image, password=await hash_password(check_password(password)))
+                    image=image, admin=admin,
+                    password=await hash_password(check_password(password)))
     try:
         await db.store.insert(USERS_COLLECTION, [document])
     except Conflict:
@@ -94,7 +99,7 @@ async def create_user(db: Database, email: str, password: str, *,
     return _from_stored(document)
 
 
-async def find_user(db: Database, email: str) -> tuple[User, str] | None:
+async def find_user(db: SystemData, email: str) -> tuple[User, str] | None:
     """Return the user with this email and its password hash, else ``None`` (no cache).
 
     Raises:
@@ -108,7 +113,7 @@ async def find_user(db: Database, email: str) -> tuple[User, str] | None:
     return _from_stored(document), document["password"]
 
 
-async def cached_user(db: Database, uid: str) -> User | None:
+async def cached_user(db: SystemData, uid: str) -> User | None:
     """The user with id ``uid``, read at most once per cache lifetime, else ``None``."""
     async def load() -> User | None:
         try:
@@ -119,14 +124,14 @@ async def cached_user(db: Database, uid: str) -> User | None:
     return await db.auth_cache.fetch(USER_BY_ID, uid, load)
 
 
-async def list_users(db: Database) -> list[User]:
+async def list_users(db: SystemData) -> list[User]:
     """Every user, oldest first."""
     rows = await db.store.find(USERS_COLLECTION, Query(sort=(SortKey(("_created",)),),
                                                        limit=None))
     return [_from_stored(row) for row in rows]
 
 
-async def delete_user(db: Database, email: str) -> User:
+async def delete_user(db: SystemData, email: str) -> User:
     """Delete the user with this email; its login tokens are refused from then on.
 
     Raises:
@@ -142,7 +147,7 @@ async def delete_user(db: Database, email: str) -> User:
     return found[0]
 
 
-async def set_password(db: Database, email: str, password: str) -> User:
+async def set_password(db: SystemData, email: str, password: str) -> User:
     """Give the user with this email a new password.
 
     Raises:
@@ -157,3 +162,26 @@ async def set_password(db: Database, email: str, password: str) -> User:
     except NotFound:
         raise NotFound(f"no user with email {email!r}") from None
     return _from_stored(stored)
+
+
+async def set_admin(db: SystemData, email: str, admin: bool) -> User:
+    """Make the user with this email an administrator of the database, or no longer one.
+
+    Raises:
+        NotFound: no such user.
+        InvalidQuery: a malformed email.
+
+    """
+    try:
+        stored = await db.store.update(USERS_COLLECTION, user_id(email),
+                                       Update((SetOp(("admin",), admin),)), stamp={})
+    except NotFound:
+        raise NotFound(f"no user with email {email!r}") from None
+    db.auth_cache.invalidate(USER_BY_ID)
+    return _from_stored(stored)
+
+
+async def any_admin(db: SystemData) -> bool:
+    """Tell whether the database has at least one administrator."""
+    return bool(await db.store.find(USERS_COLLECTION, Query(
+        filter=Eq(("admin",), True), limit=1)))

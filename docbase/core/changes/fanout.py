@@ -22,6 +22,7 @@ from docbase.core.changes.log import ChangeLog
 from docbase.core.changes.reader import BATCH, LogReader
 from docbase.core.errors import DocbaseError
 from docbase.core.lifecycle import stop_task
+from docbase.core.metrics import instruments
 from docbase.core.settings.limits import Limits
 
 logger = logging.getLogger("docbase.changes")
@@ -131,18 +132,21 @@ class Subscription:
 
     async def __aenter__(self) -> Subscription:
         await self.fanout.attach()
+        instruments().subscribers(+1)
         try:
             if self.since is None:
                 self.position = self.fanout.position
             else:  # a number from the future would hide entries until the log reached it
                 self.position = min(self.since, (await self.fanout.log.state())[0])
         except BaseException:
+            instruments().subscribers(-1)
             await self.fanout.detach()
             raise
         return self
 
     async def __aexit__(self, kind: type[BaseException] | None, error: BaseException | None,
                         traceback: TracebackType | None) -> None:
+        instruments().subscribers(-1)
         await self.fanout.detach()
 
     async def next(self, within: float | None) -> list[Change]:

@@ -15,8 +15,11 @@ write is logged and never undoes or fails the client's write (the bus isolates i
 subscribers); a process that dies between the two leaves a write without its entry.
 ``docs/realtime.md`` states this window.
 
-Only user collections are logged, and only while someone consumes the log (the
-``wanted`` callable: realtime is on, or a webhook is configured). Every
+Only user collections are logged, and only while someone consumes the log: the
+:class:`~.feed.ChangeFeed` asks its :class:`~.feed.LogDemand` (realtime is on, a
+webhook is enabled, or an export holds a capture lease,
+``docbase/core/portability/capture.py``) before it hands a write to
+:meth:`ChangeLog.record`. Every
 :data:`PRUNE_EVERY` entries the writer of that entry deletes those beyond
 ``limits.change_max_entries`` or older than ``limits.change_retention``.
 """
@@ -25,7 +28,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -55,11 +57,9 @@ PRUNE_EVERY = 100
 class ChangeLog:
     """The change log of one database, on its document store."""
 
-    def __init__(self, store: DocumentStore, limits: Limits,
-                 wanted: Callable[[], Awaitable[bool]]) -> None:
+    def __init__(self, store: DocumentStore, limits: Limits) -> None:
         self.store = store
         self.limits = limits
-        self.wanted = wanted
         self.signal = store.change_signal()
         self.counter = SequenceCounter(store, "changes")
         self._indexed = False
@@ -71,7 +71,7 @@ class ChangeLog:
             BackendError: the store failed; the bus logs it, the write stays committed.
 
         """
-        if not is_user_collection(event.collection) or not await self.wanted():
+        if not is_user_collection(event.collection):
             return
         seq = await self.counter.next()
         await self._append(change_from(event, seq, utc_now()))

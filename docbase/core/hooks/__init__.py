@@ -10,8 +10,8 @@ from docbase.core.hooks.context import (
     WriteContext,
 )
 from docbase.core.hooks.jobs import Job, JobRegistry
+from docbase.core.hooks.pipeline_points import HookFunction, HookPoint, HookRegistry
 from docbase.core.hooks.points import Hook
-from docbase.core.hooks.registry import HookFunction, HookPoint, HookRegistry
 
 __all__ = [
     "HOOK_PRINCIPAL",

@@ -28,7 +28,7 @@ from docbase.core.documents import new_document
 from docbase.core.errors import DocbaseError, HookFailed, HookTimedOut
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.ports import DocumentStore
 
 HOOK_LOG = "_hooklog"
 """The system collection of job outcomes and after-hook failures."""
@@ -92,10 +92,10 @@ def describe(error: BaseException) -> tuple[str, str]:
     return "failed", type(error).__name__
 
 
-async def record(database: Database, entry: dict[str, Any]) -> None:
+async def record(store: DocumentStore, entry: dict[str, Any]) -> None:
     """Store one outcome in the hook log; a storage failure is only logged."""
     entry = {**entry, "host": socket.gethostname(), "pid": os.getpid()}
     try:
-        await database.store.insert(HOOK_LOG, [new_document(entry, "hook")])
+        await store.insert(HOOK_LOG, [new_document(entry, "hook")])
     except DocbaseError as exc:
         logger.error("cannot record in %s: %s (%s)", HOOK_LOG, exc.message, entry)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Mapping
 from datetime import datetime
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import msgspec
 
@@ -24,16 +24,36 @@ from docbase.core.query import JSON, And, Filter, Query, parse_filter
 
 if TYPE_CHECKING:
     from docbase.core.collection import Collection
-    from docbase.core.database import Database
+    from docbase.core.ports import DocumentStore
+    from docbase.core.settings.limits import Limits
 
 HOOK_PRINCIPAL = Principal(author="hook", kind="hook", full_access=False)
 """Who writes through a hook's or job's ``db``: not full access, but may delete by query."""
 
 
+class HookHost(Protocol):
+    """What running a hook or job needs of its database (a ``Database`` has it)."""
+
+    @property
+    def name(self) -> str:
+        """The database's name."""
+
+    @property
+    def store(self) -> DocumentStore:
+        """The unscoped store, for the hook log and job leases (system records)."""
+
+    @property
+    def limits(self) -> Limits:
+        """The database's limits (``hook_timeout``, ``job_timeout``)."""
+
+    def collection(self, name: str, principal: Principal = ...) -> Collection:
+        """The user collection ``name`` acting as ``principal``."""
+
+
 class PrivilegedDatabase:
     """The database as hooks and jobs see it: collections acting as a hook."""
 
-    def __init__(self, database: Database) -> None:
+    def __init__(self, database: HookHost) -> None:
         self.database = database
         self.name = database.name
 

@@ -1,6 +1,6 @@
 """The hook names a user registers with: ``beforeGET`` ... ``afterDELETE``.
 
-Each :class:`Hook` stands for one :class:`~docbase.core.hooks.registry.HookPoint` of
+Each :class:`Hook` stands for one :class:`~docbase.core.hooks.pipeline_points.HookPoint` of
 the pipelines and the HTTP verb it is limited to, so ``beforePUT`` and ``beforePATCH``
 are both the before-update point, told apart by the write's ``method``.
 """
@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from docbase.core.hooks.registry import HookPoint
+from docbase.core.hooks.pipeline_points import HookPoint
 
 
 class Hook(enum.StrEnum):

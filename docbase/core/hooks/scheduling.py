@@ -16,19 +16,20 @@ import contextlib
 import hashlib
 from collections.abc import Iterable
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict, DocbaseError
 from docbase.core.hooks.calling import call_within, describe, logger, record
-from docbase.core.hooks.context import JobContext, PrivilegedDatabase
+from docbase.core.hooks.context import HookHost, JobContext, PrivilegedDatabase
 from docbase.core.hooks.jobs import Job
 from docbase.core.ids import format_timestamp, utc_now
 from docbase.core.lifecycle import AsyncResource
+from docbase.core.metrics import instruments
 from docbase.core.query import Lt
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.hooks.jobs import JobRegistry
 
 LEASES = "_jobleases"
 """The system collection of job leases, one document per job and tick."""
@@ -42,6 +43,14 @@ def lease_id(database: str, job: str, tick: datetime) -> str:
     return hashlib.sha256(key.encode()).hexdigest()[:24]
 
 
+class JobHost(HookHost, Protocol):
+    """What running a database's jobs needs: a hook's needs and the registered jobs."""
+
+    @property
+    def jobs(self) -> JobRegistry:
+        """The jobs registered with ``@db.job``."""
+
+
 class JobScheduler(AsyncResource):
     """Runs the jobs of one database while open (``async with JobScheduler(db):``).
 
@@ -49,7 +58,7 @@ class JobScheduler(AsyncResource):
     adds docbase's own (the media orphan sweep).
     """
 
-    def __init__(self, database: Database, jobs: Iterable[Job] | None = None) -> None:
+    def __init__(self, database: JobHost, jobs: Iterable[Job] | None = None) -> None:
         self.database = database
         self.jobs = list(database.jobs if jobs is None else jobs)
         self._tasks: list[asyncio.Task[None]] = []
@@ -114,7 +123,8 @@ class JobScheduler(AsyncResource):
             status, error = describe(exc)
             logger.error("job %s at %s: %s", job.name, format_timestamp(tick), error,
                          exc_info=exc.__cause__ or exc)
-        await record(self.database, {
+        instruments().job_run(job.name, failed=status != "ok")
+        await record(self.database.store, {
             "kind": "job", "name": job.name, "schedule": job.schedule,
             "tick": format_timestamp(tick), "status": status, "error": error,
             "started": started, "finished": utc_now(),

@@ -11,11 +11,11 @@ runs after the commit: its failure is logged and recorded in the hook log
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from docbase.core.documents import new_document
 from docbase.core.errors import DocbaseError, InvalidQuery
-from docbase.core.events import ReadEvent, WriteEvent
+from docbase.core.events import DeleteWhere, ReadEvent, UpdateDocument, WriteEvent
 from docbase.core.hooks.calling import (
     UserFunction,
     call_within,
@@ -24,19 +24,16 @@ from docbase.core.hooks.calling import (
     logger,
     record,
 )
-from docbase.core.hooks.context import PrivilegedDatabase, ReadContext, WriteContext
+from docbase.core.hooks.context import HookHost, PrivilegedDatabase, ReadContext, WriteContext
 from docbase.core.hooks.points import Hook
 from docbase.core.ids import utc_now
 from docbase.core.update import parse_update
-
-if TYPE_CHECKING:
-    from docbase.core.database import Database
 
 
 class UserHook:
     """One registered user function at one :class:`Hook`."""
 
-    def __init__(self, database: Database, hook: Hook, function: UserFunction) -> None:
+    def __init__(self, database: HookHost, hook: Hook, function: UserFunction) -> None:
         self.database = database
         self.hook = hook
         self.function = function
@@ -74,7 +71,9 @@ class UserHook:
         return WriteContext(hook=self.hook, collection=event.collection,
                             principal=event.principal, db=PrivilegedDatabase(self.database),
                             method=event.method, documents=event.documents,
-                            body=event.body, ids=list(event.ids), filter=event.filter)
+                            body=event.body if isinstance(event, UpdateDocument) else None,
+                            ids=list(event.ids),
+                            filter=event.filter if isinstance(event, DeleteWhere) else None)
 
     async def _before(self, event: WriteEvent) -> None:
         context = self._context(event)
@@ -83,7 +82,7 @@ class UserHook:
         event.documents = [d if "_id" in d else new_document(d, event.principal.author,
                                                              parent=stamp)
                            for d in context.documents]
-        if event.update is not None and context.body is not None:
+        if isinstance(event, UpdateDocument) and context.body is not None:
             event.body = context.body
             event.update = parse_update(context.body, "patch" if event.method == "PATCH"
                                         else "put")
@@ -96,7 +95,7 @@ class UserHook:
             status, message = describe(error)
             logger.error("%s on %r after the write: %s", self.name, event.collection,
                          message, exc_info=error.__cause__ or error)
-            await record(self.database, {
+            await record(self.database.store, {
                 "kind": "after-hook", "name": function_name(self.function),
                 "hook": self.hook.value, "collection": event.collection,
                 "method": event.method, "ids": list(event.ids) or [

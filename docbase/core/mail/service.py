@@ -35,12 +35,14 @@ from docbase.core.mail import outbound
 from docbase.core.mail.compose import sender_address
 from docbase.core.mail.outbound import OUTBOUND_COLLECTION, Status
 from docbase.core.mail.requests import parse_mail_body
+from docbase.core.metrics import instruments
 from docbase.core.ports import Mailer
 from docbase.core.query import JSON
 from docbase.core.settings.stored import MailSettings, SmtpSettings
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.collection_views import CollectionViews
+    from docbase.core.system_data import SettingsSource
 
 logger = logging.getLogger("docbase.mail")
 
@@ -59,14 +61,19 @@ class MailOutcome(msgspec.Struct, frozen=True):
 class MailService:
     """The mail of one database: sending, retrying, and resuming after a crash."""
 
-    def __init__(self, database: Database, smtp: SmtpMailerFactory | None = None) -> None:
-        self.database = database
+    def __init__(self, views: CollectionViews, settings: SettingsSource, *,
+                 mailer: Mailer | None = None, smtp: SmtpMailerFactory | None = None) -> None:
+        """Log through ``views``, send with ``mailer`` (``outbox``) or ``smtp``."""
+        self.views = views
+        self.settings = settings
+        self.mailer = mailer
         self.smtp = smtp
+        self.limits = views.limits
 
     def log(self, principal: Principal = SYSTEM) -> Collection:
         """The outbound log, written on behalf of ``principal``."""
-        return self.database.system_collection(OUTBOUND_COLLECTION,
-                                                outbound.writer_for(principal))
+        return self.views.system_collection(OUTBOUND_COLLECTION,
+                                             outbound.writer_for(principal))
 
     async def transport(self) -> tuple[str, str, Mailer]:
         """The sender address, transport name and mailer the stored settings choose.
@@ -76,7 +83,7 @@ class MailService:
                 is not available (no SMTP factory, or its package is not installed).
 
         """
-        settings: MailSettings = (await self.database.settings.load()).mail
+        settings: MailSettings = (await self.settings.load()).mail
         try:
             sender_address(settings.sender)
         except ValueError as exc:
@@ -86,10 +93,10 @@ class MailService:
                 raise ConfigurationError("mail.transport is 'smtp' but this database has no "
                                          "SMTP transport: build it with docbase.connect")
             return settings.sender, "smtp", self.smtp(settings.smtp)
-        if self.database.mailer is None:
+        if self.mailer is None:
             raise ConfigurationError("this database has no mailer for the 'outbox' "
                                      "transport: build it with docbase.connect")
-        return settings.sender, "outbox", self.database.mailer
+        return settings.sender, "outbox", self.mailer
 
     async def send(self, body: JSON, principal: Principal = SYSTEM) -> list[str]:
         """Send the messages of a ``POST /mail`` body; return their outbound record ids.
@@ -105,11 +112,11 @@ class MailService:
 
         """
         authorize(principal, Action("POST", "/mail"))
-        requests = parse_mail_body(body, limit=self.database.limits.max_mail)
+        requests = parse_mail_body(body, limit=self.limits.max_mail)
         sender, name, mailer = await self.transport()
         log = self.log(principal)
         records: list[Document] = []
-        step = self.database.limits.max_bulk
+        step = self.limits.max_bulk
         for start in range(0, len(requests), step):
             records += await log.insert_many(
                 [outbound.queued_record(r, sender) for r in requests[start:start + step]])
@@ -132,7 +139,7 @@ class MailService:
         sender, name, mailer = await self.transport()
         del sender  # a record keeps the sender it was queued with
         log = self.log()
-        page = self.database.limits.max_page
+        page = self.limits.max_page
         outcomes: list[MailOutcome] = []
         last = ""
         while True:
@@ -155,7 +162,7 @@ class MailService:
         outcomes = await self.retry((Status.QUEUED,))
         if outcomes:
             counts = {s: sum(o.status == s for o in outcomes) for s in Status}
-            logger.info("database %s: resumed %d queued message(s): %s", self.database.name,
+            logger.info("database %s: resumed %d queued message(s): %s", self.views.name,
                         len(outcomes), ", ".join(f"{n} {s}" for s, n in counts.items() if n))
         return outcomes
 
@@ -204,5 +211,6 @@ class MailService:
         else:
             await log.patch(record_id, outbound.sent(name, transport_id))
             return MailOutcome(record_id, Status.SENT.value), False
+        instruments().mail_failed()
         await log.patch(record_id, outbound.failed(name, error))
         return MailOutcome(record_id, Status.FAILED.value, error), unreachable

@@ -11,9 +11,17 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from PIL import ExifTags, Image, TiffImagePlugin
+from PIL import ExifTags
+
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    from PIL import Image, TiffImagePlugin
+else:  # imported with the first image: most workers never read one
+    TiffImagePlugin = lazy_module("PIL.TiffImagePlugin")
+
 
 ORIENTATION = ExifTags.Base.Orientation.value
 _POINTERS = frozenset({ExifTags.Base.ExifOffset.value, ExifTags.Base.GPSInfo.value,

@@ -21,13 +21,19 @@ import logging
 import time
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any, TypeVar
+from typing import IO, TYPE_CHECKING, Any, TypeVar
 
 import msgspec
-from PIL import Image, ImageOps
 
 from docbase.core.errors import DocbaseError, InvalidImage
 from docbase.core.media.exif import exif_of, orientation_of, turns_sideways
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    from PIL import Image, ImageOps
+else:  # imported with the first image: most workers never read one
+    Image = lazy_module("PIL.Image")
+    ImageOps = lazy_module("PIL.ImageOps")
 
 logger = logging.getLogger("docbase.media")
 

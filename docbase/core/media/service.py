@@ -35,13 +35,15 @@ from docbase.core.media.files import MediaFile
 from docbase.core.media.receiving import Upload
 from docbase.core.media.records import MEDIA_COLLECTION, content_tag, is_tombstone
 from docbase.core.media.sniffing import RASTER_TYPES
-from docbase.core.media.sweeping import Swept, orphan_grace, sweep
+from docbase.core.media.sweeping import MediaStores, Swept, orphan_grace, sweep
 from docbase.core.media.uploading import Uploaded, UploadRun
-from docbase.core.ports import BlobInfo, BlobStore
+from docbase.core.ports import BlobInfo, BlobStore, DocumentStore
 from docbase.core.query import JSON, In, Query
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.auth.cache import SystemCache
+    from docbase.core.collection_views import CollectionViews
+    from docbase.core.system_data import SettingsSource
 
 OPENED: Namespace[MediaFile] = Namespace("media files")
 """What :meth:`Media.open` found, by (id or name, size), in the database's SystemCache."""
@@ -52,8 +54,19 @@ SMALL_CONTENT = 32 * 1024
 class Media:
     """The media archive of one database (``db.media``)."""
 
-    def __init__(self, database: Database) -> None:
-        self.database = database
+    def __init__(self, views: CollectionViews, store: DocumentStore, blobs: BlobStore | None,
+                 settings: SettingsSource, cache: SystemCache) -> None:
+        """Keep bytes in ``blobs``, metadata in ``_media`` (written through ``views``).
+
+        ``store`` is the raw store: the sweep's tombstones and the checks that a record
+        still exists are system records, not a principal's reads.
+        """
+        self.views = views
+        self.store = store
+        self._blobs = blobs
+        self.settings = settings
+        self.cache = cache
+        self.limits = views.limits
         self._deriving = KeyedLocks()
         self._indexed = False
 
@@ -65,14 +78,14 @@ class Media:
             ConfigurationError: the database was built without one.
 
         """
-        if self.database.blobs is None:
+        if self._blobs is None:
             raise ConfigurationError("this database has no blob store: build it with "
                                      "docbase.connect")
-        return self.database.blobs
+        return self._blobs
 
     def records(self, principal: Principal = SYSTEM) -> Collection:
         """The ``_media`` collection, read and written on behalf of ``principal``."""
-        return self.database.system_collection(MEDIA_COLLECTION, on_behalf_of(principal))
+        return self.views.system_collection(MEDIA_COLLECTION, on_behalf_of(principal))
 
     async def _ensure_index(self) -> None:
         if not self._indexed:
@@ -96,9 +109,9 @@ class Media:
         authorize(principal, Action("POST", "/media"))
         await self._ensure_index()
         try:
-            return await UploadRun(self.database, self.blobs, principal).store(files)
+            return await UploadRun(self.views, self.store, self.blobs, principal).store(files)
         finally:
-            self.database.auth_cache.invalidate(OPENED)  # a name may now mean a newer file
+            self.cache.invalidate(OPENED)  # a name may now mean a newer file
 
     # ------------------------------------------------------------------ metadata
 
@@ -139,8 +152,8 @@ class Media:
 
         """
         wanted = [check_object_id(i) for i in ids]
-        if len(wanted) > self.database.limits.max_page:
-            raise InvalidQuery(f"ids may name at most {self.database.limits.max_page} files")
+        if len(wanted) > self.limits.max_page:
+            raise InvalidQuery(f"ids may name at most {self.limits.max_page} files")
         found = await self.find(query=Query(filter=In(("_id",), tuple(wanted)), limit=None),
                                 principal=principal)
         by_id = {str(record["_id"]): record for record in found}
@@ -182,7 +195,7 @@ class Media:
 
         """
         size = parse_size(size)
-        return await self.database.auth_cache.fetch(OPENED, (ref, size),
+        return await self.cache.fetch(OPENED, (ref, size),
                                                     lambda: self._open(ref, size))
 
     async def _open(self, ref: str, size: str) -> MediaFile:
@@ -209,14 +222,14 @@ class Media:
         with contextlib.suppress(NotFound):  # made while this request waited its turn
             return await self.blobs.stat(key)
         media_id, name = str(record["_id"]), str(record["origname"])
-        max_pixels = self.database.limits.max_image_pixels
+        max_pixels = self.limits.max_image_pixels
         opener = image_source(self.blobs, blob_key(media_id), int(record["filesize"]))
         made = await images.in_image_thread(
             lambda deadline: images.derive(opener(deadline), WIDTHS[size], max_pixels),
-            name, self.database.limits.image_timeout)
+            name, self.limits.image_timeout)
         info = await self.blobs.put(key, _single(made.data), made.mimetype)
         try:
-            await self.database.store.get(MEDIA_COLLECTION, media_id)
+            await self.store.get(MEDIA_COLLECTION, media_id)
         except NotFound:  # deleted meanwhile: take the derivative with it
             await self.blobs.delete(key)
             raise
@@ -240,7 +253,7 @@ class Media:
             for key in all_blob_keys(media_id):
                 await self.blobs.delete(key)
         finally:
-            self.database.auth_cache.invalidate(OPENED)
+            self.cache.invalidate(OPENED)
         return deleted
 
 
@@ -257,11 +270,11 @@ class Media:
 
         """
         if grace is None:
-            grace = await orphan_grace(self.database)
+            grace = await orphan_grace(self.settings)
         try:
-            return await sweep(self.database, grace)
+            return await sweep(MediaStores(self.store, self.blobs), grace)
         finally:
-            self.database.auth_cache.invalidate(OPENED)
+            self.cache.invalidate(OPENED)
 
 
 async def _single(data: bytes) -> AsyncIterator[bytes]:

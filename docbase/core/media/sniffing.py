@@ -17,8 +17,15 @@ from __future__ import annotations
 
 import codecs
 import re
+from typing import TYPE_CHECKING
 
-import puremagic
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    import puremagic
+else:  # imported with the first upload
+    puremagic = lazy_module("puremagic")
+
 
 HEAD_BYTES = 64 * 1024
 """How much of the start of a file sniffing (and a small file's image reading) sees."""

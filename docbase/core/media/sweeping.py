@@ -27,7 +27,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 import msgspec
 
@@ -42,7 +42,8 @@ from docbase.core.media.records import MEDIA_COLLECTION, TOMBSTONE, is_tombstone
 from docbase.core.query import In, Lt, Query
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.ports import BlobStore, DocumentStore
+    from docbase.core.system_data import SettingsSource
 
 logger = logging.getLogger("docbase.media")
 
@@ -61,87 +62,108 @@ class Swept(msgspec.Struct, frozen=True):
     unfinished: int
 
 
-async def orphan_grace(database: Database) -> timedelta:
+class MediaStores(NamedTuple):
+    """What the sweep reads and deletes: the ``_media`` records and the bytes."""
+
+    store: DocumentStore
+    blobs: BlobStore
+
+
+class Sweeper(Protocol):
+    """The media archive as the sweep job runs it (``db.media``)."""
+
+    async def sweep(self, grace: timedelta | None = None) -> Swept:
+        """Sweep with ``grace``, by default the ``media.orphan_grace`` setting."""
+
+
+class SweptDatabase(Protocol):
+    """A database whose media archive the sweep job sweeps."""
+
+    @property
+    def media(self) -> Sweeper:
+        """The media archive."""
+
+
+async def orphan_grace(settings: SettingsSource) -> timedelta:
     """The database's ``media.orphan_grace``.
 
     Raises:
         InvalidQuery: the stored value is not a duration.
 
     """
-    setting = (await database.settings.load()).media.orphan_grace
+    setting = (await settings.load()).media.orphan_grace
     return timedelta(seconds=parse_duration(setting, "media.orphan_grace"))
 
 
-async def sweep(database: Database, grace: timedelta) -> Swept:
+async def sweep(stores: MediaStores, grace: timedelta) -> Swept:
     """Delete the blobs begun more than ``grace`` ago that no ``_media`` record owns.
 
     Raises:
-        ConfigurationError: the database has no blob store.
         BackendError: a store failed (what was deleted so far stays deleted).
 
     """
-    blobs = database.media.blobs
+    blobs = stores.blobs
     cutoff = datetime.now(UTC) - grace
     unfinished = await blobs.delete_unfinished(cutoff)
-    deleted = await _finish_tombstones(database, cutoff)
+    deleted = await _finish_tombstones(stores, cutoff)
     pending: dict[str, None] = {}
     async for key in blobs.keys(cutoff):
         media_id = media_id_of(key)
         if media_id is not None:
             pending[media_id] = None
         if len(pending) >= _BATCH:
-            deleted += await _sweep_ids(database, list(pending))
+            deleted += await _sweep_ids(stores, list(pending))
             pending.clear()
-    deleted += await _sweep_ids(database, list(pending))
+    deleted += await _sweep_ids(stores, list(pending))
     if deleted or unfinished:
         logger.info("media sweep: deleted %d orphaned blob(s) and %d unfinished put(s)",
                     len(deleted), unfinished)
     return Swept(deleted, unfinished)
 
 
-def sweep_job(database: Database) -> Job:
+def sweep_job(database: SweptDatabase) -> Job:
     """The job sweeping ``database`` hourly with its ``media.orphan_grace``."""
     async def sweep_media(_context: JobContext) -> None:
-        await sweep(database, await orphan_grace(database))
+        await database.media.sweep()
 
     return Job(SWEEP_SCHEDULE, sweep_media, name=SWEEP_JOB)
 
 
-async def _sweep_ids(database: Database, media_ids: Sequence[str]) -> list[str]:
+async def _sweep_ids(stores: MediaStores, media_ids: Sequence[str]) -> list[str]:
     if not media_ids:
         return []
-    found = await database.store.find(MEDIA_COLLECTION, Query(
+    found = await stores.store.find(MEDIA_COLLECTION, Query(
         filter=In(("_id",), tuple(media_ids)), limit=None))
     owned = {str(record["_id"]) for record in found}
     deleted: list[str] = []
     for media_id in media_ids:
         if media_id not in owned:
-            deleted += await _claim_and_delete(database, media_id)
+            deleted += await _claim_and_delete(stores, media_id)
     return deleted
 
 
-async def _claim_and_delete(database: Database, media_id: str) -> list[str]:
+async def _claim_and_delete(stores: MediaStores, media_id: str) -> list[str]:
     tombstone = new_document({TOMBSTONE: format_timestamp(datetime.now(UTC))}, "sweep")
     tombstone["_id"] = media_id
     try:
-        await database.store.insert(MEDIA_COLLECTION, [tombstone])
+        await stores.store.insert(MEDIA_COLLECTION, [tombstone])
     except Conflict:  # its record (or another sweep's tombstone) got there first
         return []
-    return await _delete_claimed(database, media_id)
+    return await _delete_claimed(stores, media_id)
 
 
-async def _delete_claimed(database: Database, media_id: str) -> list[str]:
+async def _delete_claimed(stores: MediaStores, media_id: str) -> list[str]:
     """Delete an id's original first, then its derivatives, then the tombstone."""
-    deleted = [key for key in all_blob_keys(media_id) if await database.media.blobs.delete(key)]
-    await database.store.delete(MEDIA_COLLECTION, [media_id])
+    deleted = [key for key in all_blob_keys(media_id) if await stores.blobs.delete(key)]
+    await stores.store.delete(MEDIA_COLLECTION, [media_id])
     return deleted
 
 
-async def _finish_tombstones(database: Database, cutoff: datetime) -> list[str]:
-    left = await database.store.find(MEDIA_COLLECTION, Query(
+async def _finish_tombstones(stores: MediaStores, cutoff: datetime) -> list[str]:
+    left = await stores.store.find(MEDIA_COLLECTION, Query(
         filter=Lt((TOMBSTONE,), format_timestamp(cutoff)), limit=None))
     deleted: list[str] = []
     for record in left:
         if is_tombstone(record):
-            deleted += await _delete_claimed(database, str(record["_id"]))
+            deleted += await _delete_claimed(stores, str(record["_id"]))
     return deleted

@@ -28,7 +28,7 @@ import msgspec
 from docbase.core.auth.principal import Principal, on_behalf_of
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, InvalidQuery, NotFound, PayloadTooLarge
-from docbase.core.events import WriteEvent
+from docbase.core.events import Insert
 from docbase.core.ids import new_object_id
 from docbase.core.media import images
 from docbase.core.media.blobfile import image_source
@@ -36,10 +36,10 @@ from docbase.core.media.derivatives import all_blob_keys, blob_key
 from docbase.core.media.receiving import Budget, Receiver, Upload, clean_filename, peek
 from docbase.core.media.records import MEDIA_COLLECTION, is_tombstone, media_record
 from docbase.core.media.sniffing import HEAD_BYTES, RASTER_TYPES, sniff
-from docbase.core.ports import BlobStore
+from docbase.core.ports import BlobStore, DocumentStore
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.collection_views import CollectionViews
 
 logger = logging.getLogger("docbase.media")
 
@@ -54,11 +54,13 @@ class Uploaded(msgspec.Struct, frozen=True):
 class UploadRun:
     """Stores the files of one upload for ``principal`` (already authorized)."""
 
-    def __init__(self, database: Database, blobs: BlobStore, principal: Principal) -> None:
-        self.database = database
+    def __init__(self, views: CollectionViews, store: DocumentStore, blobs: BlobStore,
+                 principal: Principal) -> None:
+        self.views = views
+        self.system_store = store
         self.blobs = blobs
         self.principal = principal
-        self.limits = database.limits
+        self.limits = views.limits
         self.uploadid = uuid.uuid4().hex
         self.budget = Budget(self.limits.max_upload_bytes)
 
@@ -83,8 +85,9 @@ class UploadRun:
     async def _commit(self, records: list[Document]) -> None:
         """Write the records through the pipeline; refuse what the orphan sweep took."""
         try:
-            await self.database.pipeline.write(WriteEvent(
-                MEDIA_COLLECTION, on_behalf_of(self.principal), documents=records))
+            await self.views.pipeline.write(Insert(
+                collection=MEDIA_COLLECTION, principal=on_behalf_of(self.principal),
+                documents=records))
         except Conflict as exc:
             claimed = await self._claimed(records)
             if claimed is None:
@@ -94,16 +97,16 @@ class UploadRun:
             try:
                 await self.blobs.stat(blob_key(str(record["_id"])))
             except NotFound:  # swept before the commit: take the records back
-                await self.database.store.delete(MEDIA_COLLECTION,
-                                                 [str(r["_id"]) for r in records])
+                await self.system_store.delete(MEDIA_COLLECTION,
+                                              [str(r["_id"]) for r in records])
                 raise Conflict(_swept(record)) from None
 
     async def _claimed(self, records: Sequence[Document]) -> Document | None:
         """The first record whose id the orphan sweep holds a tombstone for."""
         for record in records:
             with contextlib.suppress(NotFound):
-                if is_tombstone(await self.database.store.get(MEDIA_COLLECTION,
-                                                              str(record["_id"]))):
+                if is_tombstone(await self.system_store.get(MEDIA_COLLECTION,
+                                                           str(record["_id"]))):
                     return record
         return None
 
@@ -136,7 +139,7 @@ class UploadRun:
         if not records:
             return
         with contextlib.suppress(NotFound):
-            stored = await self.database.store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
+            stored = await self.system_store.get(MEDIA_COLLECTION, str(records[0]["_id"]))
             if stored.get("uploadid") == self.uploadid:
                 return  # committed (an after-hook failed): the bytes stay with their records
         for record in records:

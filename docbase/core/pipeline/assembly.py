@@ -12,16 +12,16 @@ stage here or a subscriber to the change bus; entry points never grow special ca
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from docbase.core.changes import ChangeBus
 from docbase.core.events import ReadEvent, WriteEvent
-from docbase.core.hooks import HookRegistry
+from docbase.core.hooks.pipeline_points import HookRegistry
+from docbase.core.pipeline.cascade import CascadedDeletes, StagedWrites
 from docbase.core.pipeline.content import CheckDocumentContent
 from docbase.core.pipeline.stages import (
     AuthorizeRead,
     AuthorizeWrite,
-    Cascade,
     PublishChange,
     ReadStage,
     RunReadHooks,
@@ -34,22 +34,27 @@ from docbase.core.pipeline.stages import (
 from docbase.core.ports import DocumentStore
 from docbase.core.reads.lookups import GuardLookupQueries
 from docbase.core.relations import Relations
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.strict import RequireDefinedCollection
 from docbase.core.settings import Limits
 
 
 def write_stages(
+    staged: StagedWrites,
     *,
     store: DocumentStore,
     relations: Relations,
-    cascade: Cascade,
     hooks: HookRegistry,
     validators: list[Validator],
     changes: ChangeBus,
     limits: Limits,
 ) -> list[WriteStage]:
-    """The stages of the write pipeline, in the order they run."""
+    """The stages of the write pipeline, in the order they run.
+
+    ``staged`` is the pipeline they make up: a delete's cascade passes each child
+    delete through its stages before and after the store.
+    """
+    cascade = CascadedDeletes(relations, store, staged)
     return [
         AuthorizeWrite(),
         ValidateWrite(validators),
@@ -70,8 +75,10 @@ def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadSta
 class Pipeline:
     """Runs writes and reads through their stages; a stage that raises stops the rest."""
 
-    def __init__(self, writes: Sequence[WriteStage], reads: Sequence[ReadStage]) -> None:
-        self.write_stages = list(writes)
+    def __init__(self, writes: Callable[[StagedWrites], Sequence[WriteStage]],
+                 reads: Sequence[ReadStage]) -> None:
+        """Assemble the write stages ``writes(self)`` makes, and ``reads``."""
+        self.write_stages = list(writes(self))
         self.read_stages = list(reads)
 
     async def write(self, write: WriteEvent) -> WriteEvent:

@@ -13,30 +13,38 @@ passes the stages after the store (after-hooks, publish) before the parent's do.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import DeleteWhere, WriteEvent
+from docbase.core.parents import children_of
 from docbase.core.pipeline.stages import ID_ONLY
 from docbase.core.ports import DocumentStore
 from docbase.core.query import Query
-from docbase.core.relations import Relations, children_of
+from docbase.core.relations import Relations
 
-if TYPE_CHECKING:
-    from docbase.core.pipeline.assembly import Pipeline
+
+class StagedWrites(Protocol):
+    """The pipeline as a cascade uses it: the stages before the store, and after it."""
+
+    async def prepare(self, write: WriteEvent) -> None:
+        """Pass ``write`` through the stages before the store stage."""
+
+    async def finish(self, write: WriteEvent) -> None:
+        """Pass a stored ``write`` through the stages after the store stage."""
 
 
 class CascadedDeletes:
-    """Keeps the :class:`~docbase.core.pipeline.stages.Cascade` protocol for a database."""
+    """Keeps the :class:`~docbase.core.pipeline.stages.Cascade` protocol for a database.
 
-    def __init__(self, relations: Relations, store: DocumentStore) -> None:
+    It is built by the :class:`~docbase.core.pipeline.assembly.Pipeline` whose store
+    stage it serves, with that pipeline as ``staged``.
+    """
+
+    def __init__(self, relations: Relations, store: DocumentStore,
+                 staged: StagedWrites) -> None:
         self.relations = relations
         self.store = store
-        self.pipeline: Pipeline | None = None
-        """The database's pipeline, set once it is assembled (it holds this cascade)."""
-
-    def _pipeline(self) -> Pipeline:
-        assert self.pipeline is not None, "the cascade runs in an assembled pipeline"
-        return self.pipeline
+        self.staged = staged
 
     async def plan(self, write: WriteEvent, ids: Sequence[str]) -> list[WriteEvent]:
         """Return the child deletes of ``ids``, deepest first, past their before-stages."""
@@ -44,14 +52,13 @@ class CascadedDeletes:
         if not ids:
             return planned
         for field in await self.relations.child_fields(write.collection):
-            child = WriteEvent(field, write.principal, Operation.DELETE, "DELETE",
-                               filter=children_of(write.collection, ids),
-                               cause=f"cascade from {write.collection}")
-            await self._pipeline().prepare(child)
-            if child.filter is not None:  # a before-hook may have narrowed it
-                found = await self.store.find(
-                    field, Query(filter=child.filter, limit=None, projection=ID_ONLY))
-                child.ids = [document["_id"] for document in found]
+            child = DeleteWhere(collection=field, principal=write.principal,
+                                filter=children_of(write.collection, ids),
+                                cause=f"cascade from {write.collection}")
+            await self.staged.prepare(child)
+            found = await self.store.find(  # with the filter a before-hook may have narrowed
+                field, Query(filter=child.filter, limit=None, projection=ID_ONLY))
+            child.ids = [document["_id"] for document in found]
             planned += await self.plan(child, child.ids)
             planned.append(child)
         return planned
@@ -59,4 +66,4 @@ class CascadedDeletes:
     async def finish(self, children: Sequence[WriteEvent]) -> None:
         """Pass the child deletes, once stored, through the stages after the store."""
         for child in children:
-            await self._pipeline().finish(child)
+            await self.staged.finish(child)

@@ -11,7 +11,7 @@ So every engine stores the same things, or refuses them with the same
 
 from __future__ import annotations
 
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import Insert, UpdateDocument, WriteEvent
 from docbase.core.settings import Limits
 from docbase.core.untrusted_json import check_bounds
 from docbase.core.update import IncOp, UnsetOp
@@ -28,15 +28,18 @@ class CheckDocumentContent:
     async def __call__(self, write: WriteEvent) -> None:
         """Raise ``InvalidQuery`` naming the document or update path at fault."""
         depth = self.limits.max_body_depth
-        if write.operation is Operation.INSERT:
-            many = len(write.documents) > 1
-            for index, document in enumerate(write.documents):
-                what = f"document {index}" if many else "the document"
-                check_bounds(document, what, depth, document=True)
-        elif write.operation is Operation.UPDATE and write.update is not None:
-            for op in write.update.ops:
-                if isinstance(op, UnsetOp):
-                    continue
-                value = op.amount if isinstance(op, IncOp) else op.value
-                check_bounds(value, f"the value for {'.'.join(op.path)!r}", depth,
-                             document=True)
+        match write:
+            case Insert(documents=documents):
+                many = len(documents) > 1
+                for index, document in enumerate(documents):
+                    what = f"document {index}" if many else "the document"
+                    check_bounds(document, what, depth, document=True)
+            case UpdateDocument(update=update):
+                for op in update.ops:
+                    if isinstance(op, UnsetOp):
+                        continue
+                    value = op.amount if isinstance(op, IncOp) else op.value
+                    check_bounds(value, f"the value for {'.'.join(op.path)!r}", depth,
+                                 document=True)
+            case _:
+                pass

@@ -13,12 +13,21 @@ from docbase.core.auth import Action, authorize
 from docbase.core.changes import ChangeBus
 from docbase.core.documents import change_stamp
 from docbase.core.errors import NotFound
-from docbase.core.events import ChangeEvent, Operation, ReadEvent, WriteEvent
-from docbase.core.hooks import HookPoint, HookRegistry
+from docbase.core.events import (
+    ChangeEvent,
+    DeleteIds,
+    DeleteWhere,
+    Insert,
+    ReadEvent,
+    UpdateDocument,
+    WriteEvent,
+)
+from docbase.core.hooks.pipeline_points import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
+from docbase.core.parents import ParentRef, scoped
 from docbase.core.ports import Deletion, DocumentStore
 from docbase.core.query import Filter, In, Projection, Query
-from docbase.core.relations import ParentRef, Relations, scoped
+from docbase.core.relations import Relations
 from docbase.core.versioning import check_version
 
 Validator: TypeAlias = Callable[[WriteEvent], Awaitable[None]]
@@ -67,13 +76,14 @@ def rest_path(collection: str, parent: ParentRef | None, *tail: str) -> str:
 
 def write_action(write: WriteEvent) -> Action:
     """The :class:`Action` a write asks the principal to be allowed."""
-    if write.operation is Operation.INSERT:
-        path = rest_path(write.collection, write.parent)
-    elif write.filter is not None or write.bulk:
-        path = rest_path(write.collection, write.parent, "*")
-    else:
-        path = rest_path(write.collection, write.parent, write.ids[0])
-    return Action(write.method, path, by_query=write.filter is not None)
+    match write:
+        case Insert():
+            path = rest_path(write.collection, write.parent)
+        case DeleteWhere() | DeleteIds(bulk=True):
+            path = rest_path(write.collection, write.parent, "*")
+        case UpdateDocument() | DeleteIds():
+            path = rest_path(write.collection, write.parent, write.ids[0])
+    return Action(write.method, path, by_query=isinstance(write, DeleteWhere))
 
 
 class AuthorizeWrite:
@@ -137,19 +147,18 @@ class StoreWrite:
 
     async def __call__(self, write: WriteEvent) -> None:
         """Store the write and record in it what was stored."""
-        match write.operation:
-            case Operation.INSERT:
+        match write:
+            case Insert():
                 if write.parent is not None:
                     await self.relations.record(write.parent)
                 if write.documents:
                     await self.store.insert(write.collection, write.documents)
-            case Operation.UPDATE:
+            case UpdateDocument():
                 await self._update(write)
-            case Operation.DELETE:
+            case DeleteIds() | DeleteWhere():
                 await self._delete(write)
 
-    async def _update(self, write: WriteEvent) -> None:
-        assert write.update is not None, "an update write carries its Update"
+    async def _update(self, write: UpdateDocument) -> None:
         document_id = write.ids[0]
         if write.parent is not None:
             await self._require(write, document_id)
@@ -160,13 +169,14 @@ class StoreWrite:
         )
         write.documents = [document]
 
-    async def _delete(self, write: WriteEvent) -> None:
-        filter = None if write.filter is None else scoped(write.filter, write.parent)
+    async def _delete(self, write: DeleteIds | DeleteWhere) -> None:
+        filter = scoped(write.filter, write.parent) if isinstance(write, DeleteWhere) else None
         ids = await self._targets(write, filter)
         children = await self.cascade.plan(write, ids)
+        one = isinstance(write, DeleteIds) and not write.bulk
         # the store compares the version as it deletes: an update that lands between
         # the check in _require and the delete is never deleted unseen
-        expected = None if write.bulk or filter is not None else write.expected_version
+        expected = write.expected_version if isinstance(write, DeleteIds) and one else None
         doomed = [child for child in children if child.ids]
         if doomed:
             *deleted, write.ids = await self.store.delete_all([
@@ -179,16 +189,17 @@ class StoreWrite:
         else:
             write.ids = await self.store.delete(write.collection, ids, expected_version=expected)
         await self.cascade.finish(children)
-        if not write.bulk and filter is None and not write.ids:  # another writer deleted it
+        if one and not write.ids:  # another writer deleted it
             raise NotFound(f"no document {ids[0]} in {write.collection!r}")
 
-    async def _targets(self, write: WriteEvent, filter: Filter | None) -> list[str]:
+    async def _targets(self, write: DeleteIds | DeleteWhere, filter: Filter | None,
+                       ) -> list[str]:
         """The ids a delete is about, before it cascades to their children."""
-        if filter is not None:
+        if isinstance(write, DeleteWhere) and filter is not None:
             matching = await self.store.find(
                 write.collection, Query(filter=filter, limit=None, projection=ID_ONLY))
             return [d["_id"] for d in matching]
-        if not write.bulk:
+        if isinstance(write, DeleteIds) and not write.bulk:
             await self._require(write, write.ids[0])
         elif write.parent is not None:
             found = await self.store.find(write.collection, Query(
@@ -197,11 +208,11 @@ class StoreWrite:
             return [d["_id"] for d in found]
         return write.ids
 
-    async def _require(self, write: WriteEvent, document_id: str) -> None:
+    async def _require(self, write: UpdateDocument | DeleteIds, document_id: str) -> None:
         document = await self.store.get(write.collection, document_id)
         if write.parent is not None and not write.parent.holds(document):
             raise NotFound(f"no document {document_id} in {write.collection!r}")
-        if write.operation is Operation.DELETE:  # refuse a stale delete before its cascade
+        if isinstance(write, DeleteIds):  # refuse a stale delete before its cascade
             check_version(document_id, document.get("_version", 0), write.expected_version)
 
 
@@ -215,11 +226,11 @@ class PublishChange:
 
     async def __call__(self, write: WriteEvent) -> None:
         """Describe the write as a :class:`ChangeEvent`; writes that changed nothing are quiet."""
-        ids = write.ids if write.operation is Operation.DELETE else [
-            d["_id"] for d in write.documents]
+        deleted = isinstance(write, DeleteIds | DeleteWhere)
+        ids = write.ids if deleted else [d["_id"] for d in write.documents]
         if not ids:
             return
-        documents = () if write.operation is Operation.DELETE else tuple(write.documents)
+        documents = () if deleted else tuple(write.documents)
         await self.bus.publish(ChangeEvent(
             write.collection, write.operation, write.method, tuple(ids), documents,
             author=write.principal.author, cause=write.cause,

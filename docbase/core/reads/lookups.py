@@ -20,7 +20,7 @@ from docbase.core.names import is_user_collection
 from docbase.core.query import Path, Query
 from docbase.core.schema.enforcing import filter_paths
 from docbase.core.schema.model import FieldType
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 
 
 async def lookup_targets(schemas: SchemaRegistry, collection: str) -> list[tuple[str, str]]:

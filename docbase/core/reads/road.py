@@ -29,11 +29,12 @@ from docbase.core.auth.principal import Principal
 from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
+from docbase.core.parents import ParentRef, children_of
 from docbase.core.query import MATCH_ALL, And, Filter, Query
 from docbase.core.reads.lookups import lookup_targets
-from docbase.core.relations import ParentRef, Relations, children_of
+from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 
 UNREADABLE = (Forbidden, NotFound, Rejected)
 """What the read stages raise for a read the principal is not to be answered."""

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from docbase.core.schema.definition import parse_schema
 from docbase.core.schema.model import CollectionSchema, FieldSpec, FieldType
-from docbase.core.schema.registry import SCHEMAS_COLLECTION, SchemaRegistry
+from docbase.core.schema.stored_schemas import SCHEMAS_COLLECTION, SchemaRegistry
 
 __all__ = [
     "SCHEMAS_COLLECTION",

@@ -40,7 +40,7 @@ from docbase.core.query import (
     Text,
 )
 from docbase.core.schema.model import CollectionSchema, FieldType
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.uniqueness import claims_of
 from docbase.core.update import Update, apply_update
 
@@ -230,20 +230,12 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
     ) -> list[msgspec.Raw]:
         """Find documents as JSON text, their password fields hidden with ``hide``.
 
-        The store underneath answers with its stored texts where it can
-        (:class:`~docbase.core.ports.EncodedFind`); otherwise they are encoded here.
+        The store underneath answers with its stored texts where it keeps them.
         """
         secret = await self._check_reads(collection, [
             *filter_paths(query.filter), *(key.path for key in query.sort)])
         hidden = (*hide, *secret)
-        find_encoded = getattr(self.inner, "find_encoded", None)
-        if find_encoded is not None:
-            found: list[msgspec.Raw] = await find_encoded(collection, query, hide=hidden)
-            return found
-        dropped = frozenset(hidden)
-        return [msgspec.Raw(msgspec.json.encode(
-                    {k: v for k, v in document.items() if k not in dropped}))
-                for document in await self.inner.find(collection, query)]
+        return await self.inner.find_encoded(collection, query, hide=hidden)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count matching documents."""

@@ -22,7 +22,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 import msgspec
 
@@ -31,7 +31,8 @@ from docbase.core.schema.definition import parse_schema
 from docbase.core.schema.model import CollectionSchema, FieldSpec
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.schema.stored_schemas import SchemaRegistry
+    from docbase.core.system_data import SettingsSource
 
 _MODES = ("schemaless", "strict")
 MODE = "schema.mode"
@@ -150,7 +151,19 @@ def _field_changes(name: str, old: CollectionSchema, new: CollectionSchema) -> l
     return changes
 
 
-async def apply_plan(db: Database, wanted: SchemaFile, changes: list[Change]) -> None:
+class SchemaHolder(Protocol):
+    """A database's schemas and stored settings (a ``Database`` has both)."""
+
+    @property
+    def schemas(self) -> SchemaRegistry:
+        """The schemas in ``_schemas``."""
+
+    @property
+    def settings(self) -> SettingsSource:
+        """The stored settings (``schema.mode``)."""
+
+
+async def apply_plan(db: SchemaHolder, wanted: SchemaFile, changes: list[Change]) -> None:
     """Make the stored schemas (and mode) what ``wanted`` declares.
 
     Every field becoming unique is checked first, so that stored duplicates refuse the

@@ -10,7 +10,7 @@ full-access principal, in the library as over HTTP.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from docbase.core.auth import Action, Principal, authorize
 from docbase.core.names import check_collection_name
@@ -19,7 +19,21 @@ from docbase.core.schema.model import CollectionSchema, FieldType
 from docbase.core.schema.strict import undefined
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.schema.stored_schemas import SchemaRegistry
+
+
+class DescribedDatabase(Protocol):
+    """What ``_meta`` reads of a database (a ``Database`` has it)."""
+
+    @property
+    def schemas(self) -> SchemaRegistry:
+        """The schemas in ``_schemas``."""
+
+    async def collections(self) -> list[str]:
+        """The user collections holding documents, sorted."""
+
+    async def child_fields(self, collection: str) -> list[str]:
+        """The child fields recorded for a parent collection."""
 
 
 def field_meta(field: dict[str, Any]) -> dict[str, Any]:
@@ -30,7 +44,7 @@ def field_meta(field: dict[str, Any]) -> dict[str, Any]:
                                                            "unique")}}
 
 
-async def collection_meta(db: Database, name: str) -> dict[str, Any]:
+async def collection_meta(db: DescribedDatabase, name: str) -> dict[str, Any]:
     """Describe collection ``name``.
 
     Raises:
@@ -60,7 +74,7 @@ def describe(schema: CollectionSchema, used_children: list[str]) -> dict[str, An
     }
 
 
-async def database_meta(db: Database, name: str) -> dict[str, Any]:
+async def database_meta(db: DescribedDatabase, name: str) -> dict[str, Any]:
     """Describe database ``name``: its mode and each collection (defined or written)."""
     schemas = await db.schemas.all()
     mode = await db.schemas.mode()
@@ -75,7 +89,7 @@ async def database_meta(db: Database, name: str) -> dict[str, Any]:
     }
 
 
-async def define_collection(db: Database, principal: Principal, name: str,
+async def define_collection(db: DescribedDatabase, principal: Principal, name: str,
                             body: Any) -> dict[str, Any]:
     """Store the schema ``body`` of collection ``name``; return its new metadata.
 
@@ -91,7 +105,7 @@ async def define_collection(db: Database, principal: Principal, name: str,
     return await collection_meta(db, name)
 
 
-async def undefine_collection(db: Database, principal: Principal, name: str) -> list[str]:
+async def undefine_collection(db: DescribedDatabase, principal: Principal, name: str) -> list[str]:
     """Remove the schema of collection ``name`` (its documents stay); return ``[name]``.
 
     Raises:

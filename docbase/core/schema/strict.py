@@ -12,9 +12,9 @@ from docbase.core.auth.decision import FULL_ACCESS_COLLECTIONS
 from docbase.core.errors import NotFound
 from docbase.core.events import ReadEvent
 from docbase.core.names import is_user_collection
-from docbase.core.relations import ParentRef
+from docbase.core.parents import ParentRef
 from docbase.core.schema.model import CollectionSchema, FieldType
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 
 
 def governed(collection: str) -> bool:

@@ -21,7 +21,8 @@ from typing import Any
 from docbase.core.auth.passwords import MAX_PASSWORD_LENGTH, hash_password
 from docbase.core.documents import SYSTEM_FIELDS, Document, read_shape
 from docbase.core.errors import FieldError, ValidationFailed
-from docbase.core.events import Operation, WriteEvent
+from docbase.core.events import Insert, UpdateDocument, WriteEvent
+from docbase.core.media.records import MEDIA_COLLECTION
 from docbase.core.ports import DocumentStore
 from docbase.core.query import In, Query
 from docbase.core.schema.model import (
@@ -32,7 +33,7 @@ from docbase.core.schema.model import (
     FieldSpec,
     FieldType,
 )
-from docbase.core.schema.registry import SchemaRegistry
+from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.strict import check_child_field, governed, undefined
 from docbase.core.schema.values import BadValue, child_message, coerce, is_empty
 from docbase.core.update import (
@@ -45,9 +46,6 @@ from docbase.core.update import (
     UpdateOp,
     apply_update,
 )
-
-MEDIA_COLLECTION = "_media"
-"""The system collection of media metadata, one document per media id."""
 
 Problems = dict[str, list[str]]
 
@@ -75,16 +73,19 @@ class SchemaValidator:
         if write.parent is not None:
             check_child_field(write.parent, await self.schemas.get(write.parent.collection),
                               strict)
-        if schema is None or write.operation is Operation.DELETE:
+        if schema is None:
             return
-        if write.operation is Operation.INSERT:
-            await self._insert(write, schema, strict)
-        else:
-            await self._update(write, schema, strict)
+        match write:
+            case Insert():
+                await self._insert(write, schema, strict)
+            case UpdateDocument():
+                await self._update(write, schema, strict)
+            case _:  # deletes carry no values to check
+                pass
 
     # ------------------------------------------------------------------ inserts
 
-    async def _insert(self, write: WriteEvent, schema: CollectionSchema, strict: bool) -> None:
+    async def _insert(self, write: Insert, schema: CollectionSchema, strict: bool) -> None:
         errors: list[FieldError] = []
         for step in ("check", "hash"):  # hashing is costly: only once all documents fit
             for index, document in enumerate(write.documents):
@@ -92,36 +93,13 @@ class SchemaValidator:
                 if step == "hash":
                     await self._hash(schema, document, problems)
                 elif write.validate:
-                    self._document(document, schema, strict, problems)
+                    check_fields(document, schema, strict, problems)
                     await self._relations(schema, document, problems)
                 prefix = f"{index}." if write.bulk else ""
                 errors.extend(FieldError(prefix + name, tuple(messages))
                               for name, messages in problems.items())
             if errors:
                 raise ValidationFailed(_summary(write.collection, errors), errors)
-
-    def _document(self, document: Document, schema: CollectionSchema, strict: bool,
-                  problems: Problems) -> None:
-        for spec in schema.fields:
-            if spec.type is FieldType.CHILD:
-                if spec.name in document:
-                    problems[spec.name] = [child_message(spec)]
-                continue
-            if spec.name not in document and spec.default is not None:
-                document[spec.name] = spec.default
-            try:
-                value = coerce(spec, document.get(spec.name))
-            except BadValue as exc:
-                problems[spec.name] = list(exc.messages)
-                continue
-            if value is None and spec.required:
-                problems[spec.name] = ["is required"]
-            elif spec.name in document:
-                document[spec.name] = value
-        if strict:
-            for name in document:
-                if name not in SYSTEM_FIELDS and schema.field(name) is None:
-                    problems[name] = [f"is not a field of {schema.name!r}"]
 
     async def _relations(self, schema: CollectionSchema, document: Document,
                          problems: Problems) -> None:
@@ -166,8 +144,8 @@ class SchemaValidator:
 
     # ------------------------------------------------------------------ updates
 
-    async def _update(self, write: WriteEvent, schema: CollectionSchema, strict: bool) -> None:
-        assert write.update is not None
+    async def _update(self, write: UpdateDocument, schema: CollectionSchema,
+                      strict: bool) -> None:
         problems: Problems = {}
         ops: list[UpdateOp] = []
         predicted: set[str] = set()
@@ -238,6 +216,35 @@ class SchemaValidator:
         if kind in (FieldType.LOOKUP, *MEDIA_TYPES) and isinstance(op, PushOp):
             (element,) = await self._resolve(spec, [element])
         return type(op)(op.path, element)
+
+
+def check_fields(document: Document, schema: CollectionSchema, strict: bool,
+                 problems: Problems) -> None:
+    """Check ``document``'s fields against ``schema``, normalising it; collect ``problems``.
+
+    Applies defaults and coerces values in place; in a ``strict`` database a field the
+    schema does not declare is a problem too. Lookups and passwords are not touched.
+    """
+    for spec in schema.fields:
+        if spec.type is FieldType.CHILD:
+            if spec.name in document:
+                problems[spec.name] = [child_message(spec)]
+            continue
+        if spec.name not in document and spec.default is not None:
+            document[spec.name] = spec.default
+        try:
+            value = coerce(spec, document.get(spec.name))
+        except BadValue as exc:
+            problems[spec.name] = list(exc.messages)
+            continue
+        if value is None and spec.required:
+            problems[spec.name] = ["is required"]
+        elif spec.name in document:
+            document[spec.name] = value
+    if strict:
+        for name in document:
+            if name not in SYSTEM_FIELDS and schema.field(name) is None:
+                problems[name] = [f"is not a field of {schema.name!r}"]
 
 
 def _summary(collection: str, errors: Sequence[FieldError]) -> str:

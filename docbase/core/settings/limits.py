@@ -6,7 +6,7 @@ import msgspec
 
 from docbase.core.errors import ConfigurationError
 
-_ZERO_MEANS_OFF = frozenset({"rate_per_key", "rate_per_address"})
+_ZERO_MEANS_OFF = frozenset({"rate_per_key", "rate_per_address", "export_max"})
 
 DEFAULT_QUERY_TIMEOUT = 10.0
 """Seconds one store operation may run, unless ``limits.query_timeout`` says otherwise."""
@@ -81,6 +81,9 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Most pixels (width times height) an uploaded image may have (422 above it)."""
     image_timeout: float = 30.0
     """Seconds reading an image or making one derivative may take (422 beyond it)."""
+    export_max: int = 0
+    """Most documents one NDJSON or CSV list read streams (``GET /rest/<c>`` with
+    ``Accept: application/x-ndjson`` or ``text/csv``); 0: no limit."""
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:

@@ -8,6 +8,6 @@ addresses.
 from __future__ import annotations
 
 from docbase.core.webhooks.delivery import verify_signature
-from docbase.core.webhooks.registry import WEBHOOKS_COLLECTION, Webhook, WebhookRegistry
+from docbase.core.webhooks.stored_webhooks import WEBHOOKS_COLLECTION, Webhook, WebhookRegistry
 
 __all__ = ["WEBHOOKS_COLLECTION", "Webhook", "WebhookRegistry", "verify_signature"]

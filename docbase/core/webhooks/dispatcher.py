@@ -28,11 +28,10 @@ import logging
 import secrets
 import time
 from datetime import UTC, datetime, timedelta
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from docbase.core.changes.entries import Change
 from docbase.core.changes.reader import LogReader
-from docbase.core.composition import build_webhook_sender
 from docbase.core.errors import (
     DocbaseError,
     InvalidQuery,
@@ -42,26 +41,63 @@ from docbase.core.errors import (
 )
 from docbase.core.ids import format_timestamp
 from docbase.core.lifecycle import AsyncResource, stop_task
+from docbase.core.metrics import instruments
+from docbase.core.plugins import import_target
 from docbase.core.ports import WebhookRequest, WebhookSender
 from docbase.core.webhooks.delivery import delivery_headers, webhook_body
-from docbase.core.webhooks.registry import Webhook
+from docbase.core.webhooks.stored_webhooks import Webhook
 from docbase.core.webhooks.targets import resolve_target
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
+    from docbase.core.changes import ChangeFeed
+    from docbase.core.settings.limits import Limits
+    from docbase.core.webhooks.stored_webhooks import WebhookRegistry
 
 logger = logging.getLogger("docbase.webhooks")
 
+WEBHOOK_SENDER = "docbase.adapters.webhook:HttpxWebhookSender"
+"""The HTTP client that delivers webhooks (imported when a dispatcher is built)."""
 LEASE = timedelta(seconds=60)
 """How long a process holds a webhook after it last touched it."""
 MAX_DELAY = 300.0
 """The longest wait between two attempts of a failing webhook (seconds)."""
 
 
+class WebhookHost(Protocol):
+    """What delivering a database's webhooks needs of it (a ``Database`` has it)."""
+
+    @property
+    def name(self) -> str:
+        """The database's name (in each delivery's body)."""
+
+    @property
+    def limits(self) -> Limits:
+        """Polling, retry and failure limits."""
+
+    @property
+    def webhooks(self) -> WebhookRegistry:
+        """The webhooks and their delivery state."""
+
+    @property
+    def changes(self) -> ChangeFeed:
+        """The change feed, whose log is delivered."""
+
+
+def build_webhook_sender(target: str = WEBHOOK_SENDER) -> WebhookSender:
+    """Build the webhook transport named by ``"module:attribute"`` (no arguments).
+
+    Raises:
+        MissingDependencyError: ``httpx`` is not installed.
+
+    """
+    sender: WebhookSender = import_target(target)()
+    return sender
+
+
 class WebhookDispatcher(AsyncResource):
     """Delivers the webhooks of one database while open."""
 
-    def __init__(self, database: Database, sender: WebhookSender | None = None) -> None:
+    def __init__(self, database: WebhookHost, sender: WebhookSender | None = None) -> None:
         """Deliver ``database``'s webhooks through ``sender`` (default: the httpx one).
 
         Raises:
@@ -178,6 +214,7 @@ class WebhookDispatcher(AsyncResource):
 
     async def _failed(self, webhook: Webhook, cursor: int, attempt: str,
                       error: WebhookDeliveryError) -> None:
+        instruments().webhook_failed()
         limits = self.database.limits
         failures = webhook.failures + 1
         delay = min(limits.webhook_retry_delay * 2 ** (failures - 1), MAX_DELAY)

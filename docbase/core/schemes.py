@@ -1,4 +1,4 @@
-"""Storage URLs: a scheme-to-adapter registry and :func:`connect`.
+"""Storage URLs: the registry mapping a URL scheme to the adapter that opens it.
 
 Adapters are imported lazily, so a missing optional driver fails only when its scheme
 is used (with :class:`~docbase.core.errors.MissingDependencyError`).
@@ -6,15 +6,14 @@ is used (with :class:`~docbase.core.errors.MissingDependencyError`).
 
 from __future__ import annotations
 
-import importlib
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from docbase.core.errors import UnknownSchemeError
-from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT, Limits
+from docbase.core.plugins import import_target
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 if TYPE_CHECKING:
-    from docbase.core.database import Database
     from docbase.core.ports import BlobStore, DocumentStore
 
 StoreFactory = Callable[[str], "tuple[DocumentStore, BlobStore]"]
@@ -69,35 +68,3 @@ def open_stores(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
     stores: tuple[DocumentStore, BlobStore] = import_target(target)(
         url, query_timeout=query_timeout)
     return stores
-
-
-def import_target(target: str) -> Any:
-    """Import what ``"module:attribute"`` names (how core reaches an adapter lazily).
-
-    Raises:
-        ImportError: the module cannot be imported.
-        AttributeError: it has no such attribute.
-
-    """
-    module_name, _, attribute = target.partition(":")
-    return getattr(importlib.import_module(module_name), attribute)
-
-
-async def connect(url: str = "memory://", **options: Any) -> Database:
-    """Open a :class:`~docbase.core.database.Database` on the storage at ``url``.
-
-    ``memory://``, ``sqlite:///path.db``, ``sqlite://`` (in memory),
-    ``postgresql://user@host/db`` and ``mongodb://host/db`` are understood. Keyword
-    options are passed to :class:`~docbase.core.database.Database`. Close it with
-    ``await db.close()`` or use ``async with``.
-    """
-    from docbase.core.composition import (  # noqa: PLC0415 - composition imports registry
-        DatabaseSpec,
-        build_database,
-    )
-
-    name = options.pop("name", "docbase")
-    limits = options.pop("limits", None) or Limits()
-    database = build_database(DatabaseSpec(name, url, limits), **options)
-    await database.open()
-    return database

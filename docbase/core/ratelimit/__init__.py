@@ -7,7 +7,7 @@ documents in the system collection :data:`COUNTERS_COLLECTION`, shared by every 
 
 from __future__ import annotations
 
-from docbase.core.limits.limiter import RateLimiter
-from docbase.core.limits.windows import COUNTERS_COLLECTION, Window, hit, peek
+from docbase.core.ratelimit.limiter import RateLimiter
+from docbase.core.ratelimit.windows import COUNTERS_COLLECTION, Window, hit, peek
 
 __all__ = ["COUNTERS_COLLECTION", "RateLimiter", "Window", "hit", "peek"]

@@ -26,7 +26,8 @@ from typing import TYPE_CHECKING
 
 from docbase.core.auth.cache import Namespace, SystemCache
 from docbase.core.errors import TooManyRequests
-from docbase.core.limits.windows import Window, hit, peek
+from docbase.core.metrics import instruments
+from docbase.core.ratelimit.windows import Window, hit, peek
 
 if TYPE_CHECKING:
     from docbase.core.auth.principal import Principal
@@ -34,6 +35,7 @@ if TYPE_CHECKING:
     from docbase.core.settings.limits import Limits
 
 _FAILURES: Namespace[Window] = Namespace("failed_credentials")
+_TOO_MANY_FAILURES = "too many failed credentials from this address"
 
 
 class RateLimiter:
@@ -58,7 +60,7 @@ class RateLimiter:
             known = await peek(self.store, "failed", address, self.limits.rate_window)
             self.cache.put(_FAILURES, address, known)
         if known.hits >= self.limits.max_failed_credentials:
-            raise _refused("too many failed credentials from this address", known)
+            raise _refused("failed_credentials", _TOO_MANY_FAILURES, known)
 
     async def credential_failed(self, address: str | None) -> None:
         """Count a refused credential from ``address``.
@@ -72,7 +74,7 @@ class RateLimiter:
         counted = await hit(self.store, "failed", address, self.limits.rate_window)
         self.cache.put(_FAILURES, address, counted)
         if counted.hits > self.limits.max_failed_credentials:
-            raise _refused("too many failed credentials from this address", counted)
+            raise _refused("failed_credentials", _TOO_MANY_FAILURES, counted)
 
     async def admit(self, principal: Principal, address: str | None) -> None:
         """Count an authenticated request against the per-key and per-address limits.
@@ -88,13 +90,14 @@ class RateLimiter:
             subject = principal.key_id or f"user:{principal.author}"
             counted = await hit(self.store, "key", subject, limits.rate_window)
             if counted.hits > limits.rate_per_key:
-                raise _refused("too many requests with this credential", counted)
+                raise _refused("key", "too many requests with this credential", counted)
         if limits.rate_per_address and address is not None:
             counted = await hit(self.store, "address", address, limits.rate_window)
             if counted.hits > limits.rate_per_address:
-                raise _refused("too many requests from this address", counted)
+                raise _refused("address", "too many requests from this address", counted)
 
 
-def _refused(what: str, window: Window) -> TooManyRequests:
+def _refused(limit: str, what: str, window: Window) -> TooManyRequests:
+    instruments().rate_limited(limit)
     wait = window.retry_after
     return TooManyRequests(f"{what}; try again in {wait} s", retry_after=wait)

@@ -1,0 +1,268 @@
+"""How a SQL backend runs its work: one executor per kind of engine, chosen once.
+
+Every store operation is a plain function of a synchronous SQLAlchemy ``Connection``
+(its *work*), run in one transaction. Which way it runs depends only on the engine,
+so :func:`executor_for` picks the way once, when the backend is built, and nothing
+else asks what the engine is:
+
+- :class:`AsyncEngineExecutor`, an :class:`~sqlalchemy.ext.asyncio.AsyncEngine`
+  (PostgreSQL with asyncpg, or any engine a caller hands in): the work runs on its
+  synchronous facade in one greenlet (checkout, work and return together, as
+  ``AsyncConnection.run_sync`` runs the work alone); PostgreSQL point reads go straight
+  through asyncpg (:mod:`.pg_point_reads`).
+- :class:`ThreadExecutor`, a synchronous :class:`~sqlalchemy.Engine` (what
+  ``from_url`` builds for SQLite): the work runs in a worker thread, so that a whole
+  operation costs one hop between the event loop and a thread rather than several per
+  statement; rows are read on the driver (:mod:`.driver_rows`).
+- :class:`SqliteFileExecutor`, a SQLite file: as :class:`ThreadExecutor`, with writes
+  committed in groups by one writer thread (:mod:`.group_commit`) and short reads
+  answered on the event loop's thread when SQLite can at once (:mod:`.loop_reads`).
+
+An in-memory SQLite database is one connection, so its operations take turns.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import sqlalchemy as sa
+from sqlalchemy.pool import StaticPool
+from sqlalchemy.util import greenlet_spawn
+
+from docbase.adapters.sql import pg_point_reads
+from docbase.adapters.sql.connection_settings import (
+    begin_locked,
+    begin_write,
+    interrupted,
+    lock_wait,
+    prepare_postgresql,
+    prepare_sqlite,
+)
+from docbase.adapters.sql.dialects import Dialect
+from docbase.adapters.sql.driver_rows import DriverStatements
+from docbase.adapters.sql.group_commit import GroupCommitWriter
+from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
+from docbase.adapters.sql.pg_point_reads import PgPointReader
+from docbase.core.query.deadline import within
+
+if TYPE_CHECKING:  # imported where used: it brings SQLAlchemy's ORM (~7 MiB per process)
+    from sqlalchemy.ext.asyncio import AsyncEngine
+
+T = TypeVar("T")
+Work = Callable[[sa.Connection], T]
+Rows = list[tuple[str]]
+Params = Mapping[str, Any]
+
+_THREADS = 16  # at least the connection pool's size (15, see engine.py)
+
+
+class Executor(Protocol):
+    """Runs a backend's work, and the short ways its engine has around that."""
+
+    async def run(self, work: Work[T], *, write: bool) -> T:
+        """Run ``work`` in one transaction (a write) or autocommitting (a read)."""
+
+    def scalars(self, conn: sa.Connection, statement: sa.Select[Any],
+                params: Params | None = None) -> list[Any]:
+        """The first column of ``statement``'s rows (``params``: values it leaves open)."""
+
+    def scalars_now(self, number: int, statement: sa.Select[Any],
+                    params: Params | None = None) -> list[Any] | None:
+        """As :meth:`scalars` on this thread; ``None``: ask with :meth:`run`."""
+
+    def body_now(self, number: int, document_id: str) -> Rows | None:
+        """The body row of a document of table ``number`` on this thread, or ``None``."""
+
+    async def body_soon(self, number: int, document_id: str) -> Rows | None:
+        """As :meth:`body_now`, or by a short way of the engine's own; ``None``: not here."""
+
+    async def close(self) -> None:
+        """Release the engine's connections and the executor's threads."""
+
+
+class _Bounds:
+    """Runs work on a synchronous engine, each operation within ``query_timeout``."""
+
+    def __init__(self, dialect: Dialect, query_timeout: Callable[[], float],
+                 engine: AsyncEngine | sa.Engine) -> None:
+        self.dialect = dialect
+        self.query_timeout = query_timeout
+        self._serial = asyncio.Lock() if isinstance(
+            _sync(engine).pool, StaticPool) else None
+
+    def run_sync(self, engine: sa.Engine, work: Work[T], write: bool) -> T:
+        with engine.connect() as conn, self.bounded(conn):
+            if not write:
+                return work(conn.execution_options(**self.dialect.read_options))
+            with begin_write(conn):
+                return work(conn)
+
+    @contextlib.contextmanager
+    def bounded(self, conn: sa.Connection) -> Iterator[None]:
+        """Run the block as one operation limited to ``query_timeout`` seconds."""
+        timeout = self.query_timeout()
+        with within(timeout), interrupted(conn, timeout):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Take turns on an engine of one connection (in-memory SQLite)."""
+        if self._serial is None:
+            yield
+        else:
+            async with self._serial:
+                yield
+
+    def scalars(self, conn: sa.Connection, statement: sa.Select[Any],
+                params: Params | None = None) -> list[Any]:
+        """See :meth:`Executor.scalars`."""
+        return list(conn.execute(statement, dict(params or {})).scalars())
+
+    def scalars_now(self, number: int, statement: sa.Select[Any],
+                    params: Params | None = None) -> list[Any] | None:
+        """See :meth:`Executor.scalars_now`."""
+        return UNANSWERED
+
+    def body_now(self, number: int, document_id: str) -> Rows | None:
+        """See :meth:`Executor.body_now`."""
+        return UNANSWERED
+
+
+class AsyncEngineExecutor(_Bounds):
+    """An :class:`AsyncEngine`: work in one greenlet; asyncpg point reads."""
+
+    def __init__(self, engine: AsyncEngine, dialect: Dialect,
+                 query_timeout: Callable[[], float]) -> None:
+        super().__init__(dialect, query_timeout, engine)
+        self.engine = engine
+        self.points: PgPointReader | None = pg_point_reads.reader_for(engine)
+
+    async def run(self, work: Work[T], *, write: bool) -> T:
+        """Run ``work`` (see :meth:`Executor.run`)."""
+        async with self.turn():
+            # checkout, work and return in one greenlet, not one per step
+            return await greenlet_spawn(self.run_sync, self.engine.sync_engine, work, write)
+
+    async def body_soon(self, number: int, document_id: str) -> Rows | None:
+        """See :meth:`Executor.body_soon`."""
+        if self.points is None:
+            return UNANSWERED
+        return await self.points.body(number, document_id)
+
+    async def close(self) -> None:
+        """See :meth:`Executor.close`."""
+        if self.points is not None:
+            await self.points.close()
+        await self.engine.dispose()
+
+
+class ThreadExecutor(_Bounds):
+    """A synchronous engine: work in a worker thread, rows read on the driver."""
+
+    def __init__(self, engine: sa.Engine, dialect: Dialect,
+                 query_timeout: Callable[[], float], driver: DriverStatements | None) -> None:
+        """``driver`` reads rows on the driver (SQLite), else SQLAlchemy reads them."""
+        super().__init__(dialect, query_timeout, engine)
+        self.engine = engine
+        # its own threads: writers waiting for SQLite's lock never starve other work
+        self._threads: ThreadPoolExecutor | None = None
+        self.driver = driver
+
+    async def run(self, work: Work[T], *, write: bool) -> T:
+        """Run ``work`` (see :meth:`Executor.run`)."""
+        async with self.turn():
+            if self._threads is None:
+                self._threads = ThreadPoolExecutor(_THREADS, thread_name_prefix="docbase-sql")
+            return await asyncio.get_running_loop().run_in_executor(
+                self._threads, self.run_sync, self.engine, work, write)
+
+    def scalars(self, conn: sa.Connection, statement: sa.Select[Any],
+                params: Params | None = None) -> list[Any]:
+        """See :meth:`Executor.scalars`."""
+        if self.driver is None:
+            return super().scalars(conn, statement, params)
+        return self.driver.scalars(conn, statement, params)
+
+    async def body_soon(self, number: int, document_id: str) -> Rows | None:
+        """See :meth:`Executor.body_soon`."""
+        return self.body_now(number, document_id)
+
+    async def close(self) -> None:
+        """See :meth:`Executor.close`."""
+        self._stop_threads()
+        self.engine.dispose()
+
+    def _stop_threads(self) -> None:
+        if self._threads is not None:
+            self._threads.shutdown(wait=False)
+            self._threads = None
+
+
+class SqliteFileExecutor(ThreadExecutor):
+    """A SQLite file: writes committed in groups, short reads on the loop's thread."""
+
+    def __init__(self, engine: sa.Engine, dialect: Dialect,
+                 query_timeout: Callable[[], float], rolled_back: Callable[[], None],
+                 path: str) -> None:
+        statements = DriverStatements(engine)
+        super().__init__(engine, dialect, query_timeout, statements)
+        self._statements = statements
+        self.loop_reader = LoopReader(path)
+        self._writer = GroupCommitWriter(engine, begin_locked, self.bounded,
+                                         lambda: lock_wait(self.query_timeout()),
+                                         rolled_back)
+
+    async def run(self, work: Work[T], *, write: bool) -> T:
+        """Run ``work`` (see :meth:`Executor.run`)."""
+        if write:
+            return await self._writer.write(work)
+        return await super().run(work, write=write)
+
+    def scalars_now(self, number: int, statement: sa.Select[Any],
+                    params: Params | None = None) -> list[Any] | None:
+        """See :meth:`Executor.scalars_now`."""
+        compiled = self._statements.compiled(statement, params)
+        rows = None if compiled is None else self.loop_reader.rows(*compiled)
+        return None if rows is None else [row[0] for row in rows]
+
+    def body_now(self, number: int, document_id: str) -> Rows | None:
+        """See :meth:`Executor.body_now`."""
+        return self.loop_reader.body(number, document_id)
+
+    async def close(self) -> None:
+        """See :meth:`Executor.close` (in the order the parts were stopped before)."""
+        self._stop_threads()
+        self.loop_reader.close()
+        self._writer.close()
+        self.engine.dispose()
+
+
+def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
+                 query_timeout: Callable[[], float],
+                 rolled_back: Callable[[], None]) -> Executor:
+    """Prepare ``engine``'s connections and pick the one way its work runs.
+
+    ``query_timeout`` says the current bound of one operation; ``rolled_back`` is told
+    when a group of writes was rolled back (:mod:`.group_commit`).
+    """
+    sync_engine = _sync(engine)
+    in_memory = isinstance(sync_engine.pool, StaticPool)
+    if dialect.name == "sqlite":
+        prepare_sqlite(sync_engine, in_memory=in_memory)
+    else:
+        prepare_postgresql(sync_engine)
+    if not isinstance(engine, sa.Engine):
+        return AsyncEngineExecutor(engine, dialect, query_timeout)
+    path = engine.url.database
+    if dialect.name == "sqlite" and not in_memory and path:
+        return SqliteFileExecutor(engine, dialect, query_timeout, rolled_back, path)
+    driver = DriverStatements(engine) if dialect.name == "sqlite" else None
+    return ThreadExecutor(engine, dialect, query_timeout, driver)
+
+
+def _sync(engine: AsyncEngine | sa.Engine) -> sa.Engine:
+    return engine if isinstance(engine, sa.Engine) else engine.sync_engine

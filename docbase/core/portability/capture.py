@@ -1,0 +1,108 @@
+"""Capturing the writes made while an export copies: the change log, held on by a lease.
+
+An export copies collection after collection while servers keep writing. To make the
+archive one point in time it records the change log's position before the copy and
+then applies what the log says changed meanwhile (:mod:`.replay`). The log, however,
+is only written while someone consumes it (realtime or a webhook,
+``docbase/core/changes/log.py``). So an export first stores a *capture lease*, a
+document of :data:`CAPTURES_COLLECTION` valid until a time it keeps moving forward;
+every process's change feed (its ``LogDemand``, ``docbase/core/changes/feed.py``) asks
+:func:`capture_running`, cached at most :data:`~docbase.core.auth.cache.CACHE_SECONDS`,
+so once the export has waited that long after storing its lease, every committed
+write of every process is logged. A killed export's lease simply expires.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime, timedelta
+
+from docbase.core.auth.cache import CACHE_SECONDS, Namespace, SystemCache
+from docbase.core.documents import new_document
+from docbase.core.ids import format_timestamp
+from docbase.core.ports import DocumentStore
+from docbase.core.query import Gt, Lt
+from docbase.core.update import SetOp, Update
+
+CAPTURES_COLLECTION = "_captures"
+"""The system collection of capture leases (one per running export or migration)."""
+LEASE_SECONDS = 60.0
+"""How long a capture lease is valid after its last renewal."""
+RENEW_EVERY = LEASE_SECONDS / 3
+_RUNNING: Namespace[bool] = Namespace("portability.capturing")
+
+
+async def capture_running(store: DocumentStore, cache: SystemCache) -> bool:
+    """Whether an export or migration of this database is capturing writes now.
+
+    Raises:
+        BackendError: the store failed.
+
+    """
+    async def read() -> bool:
+        now = format_timestamp(datetime.now(UTC))
+        return await store.count(CAPTURES_COLLECTION, Gt(("until",), now)) > 0
+
+    return await cache.fetch(_RUNNING, None, read)
+
+
+class CaptureLeases:
+    """The capture leases of one database, as the change feed's demand asks them."""
+
+    def __init__(self, store: DocumentStore, cache: SystemCache) -> None:
+        self.store = store
+        self.cache = cache
+
+    async def running(self) -> bool:
+        """Tell whether an export or migration is capturing writes now (cached).
+
+        Raises:
+            BackendError: the store failed.
+
+        """
+        return await capture_running(self.store, self.cache)
+
+
+def _until() -> str:
+    return format_timestamp(datetime.now(UTC) + timedelta(seconds=LEASE_SECONDS))
+
+
+@contextlib.asynccontextmanager
+async def capturing(store: DocumentStore, cache: SystemCache) -> AsyncIterator[None]:
+    """Hold a capture lease for the body; on entry, wait until every process sees it.
+
+    Raises:
+        BackendError: the store failed.
+
+    """
+    lease = new_document({"until": _until()}, "export")
+    await store.insert(CAPTURES_COLLECTION, [lease])
+    cache.invalidate(_RUNNING)
+    renewing = asyncio.create_task(_renew(store, lease["_id"]))
+    try:
+        await asyncio.sleep(CACHE_SECONDS * 1.2)  # every other process's cached "no"
+        yield
+    finally:
+        renewing.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await renewing
+        await store.delete(CAPTURES_COLLECTION, [lease["_id"]])
+        cache.invalidate(_RUNNING)
+        await _forget_expired(store)
+
+
+async def _renew(store: DocumentStore, lease_id: str) -> None:
+    while True:
+        await asyncio.sleep(RENEW_EVERY)
+        await store.update(CAPTURES_COLLECTION, lease_id,
+                           Update((SetOp(("until",), _until()),)), stamp={})
+
+
+async def _forget_expired(store: DocumentStore) -> None:
+    now = format_timestamp(datetime.now(UTC))
+    await store.delete_where(CAPTURES_COLLECTION, Lt(("until",), now))
+
+
+__all__ = ["CAPTURES_COLLECTION", "capture_running", "capturing"]

@@ -1,0 +1,88 @@
+"""A document's schema fields as form inputs, next to the JSON of its other fields.
+
+Where the collection has a schema, the editor shows one labelled input per declared
+field of a single-value type (text, numbers, yes/no, dates, options), with the
+validation messages of that field beside it; every other field (arrays, objects,
+fields no schema declares) stays in the JSON box. Saving joins both: an empty input
+leaves its field out, a number field whose text reads as a number is stored as one
+(else as the text, which the schema then refuses with its message).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import msgspec
+
+from docbase.core.errors import FieldError
+from docbase.core.schema.model import NUMBER_TYPES, CollectionSchema, FieldSpec, FieldType
+
+FORM_TYPES = frozenset({
+    FieldType.TEXT, FieldType.TEXTAREA, FieldType.EMAIL, FieldType.URL, FieldType.NUMBER,
+    FieldType.FLOAT_NUMBER, FieldType.MONEY, FieldType.BOOL, FieldType.DATE,
+    FieldType.DATETIME, FieldType.TIME, FieldType.OPTION,
+})
+"""Field types edited with an input of their own."""
+
+
+def form_specs(schema: CollectionSchema | None) -> list[FieldSpec]:
+    """The schema's fields that get an input, in declared order."""
+    return [] if schema is None else [f for f in schema.fields if f.type in FORM_TYPES]
+
+
+def _shown(value: Any) -> str | None:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, str | int | float):
+        return str(value)
+    return None  # an array or object stays in the JSON box
+
+
+def split(specs: list[FieldSpec], document: dict[str, Any]) -> tuple[dict[str, str],
+                                                                     dict[str, Any]]:
+    """``(input values by field, the fields left for the JSON box)``."""
+    values, rest = {}, dict(document)
+    for spec in specs:
+        if spec.name in rest and (shown := _shown(rest[spec.name])) is not None:
+            values[spec.name] = shown
+            del rest[spec.name]
+    return values, rest
+
+
+def submitted(specs: list[FieldSpec], form: dict[str, Any]) -> dict[str, str]:
+    """The raw texts of the inputs (``f-0``, ``f-1``, ... in the schema's order)."""
+    return {spec.name: text for i, spec in enumerate(specs)
+            if isinstance(text := form.get(f"f-{i}"), str)}
+
+
+def joined(specs: list[FieldSpec], texts: dict[str, str], rest: dict[str, Any]
+           ) -> dict[str, Any]:
+    """The document to store: the JSON box's fields, overridden by the non-empty inputs."""
+    body = dict(rest)
+    for spec in specs:
+        text = texts.get(spec.name, "").strip()
+        if text:
+            body[spec.name] = _typed(spec, text)
+    return body
+
+
+def _typed(spec: FieldSpec, text: str) -> Any:
+    if spec.type == FieldType.BOOL and text in ("true", "false"):
+        return text == "true"
+    if spec.type in NUMBER_TYPES:
+        try:
+            number = msgspec.json.decode(text)
+        except msgspec.DecodeError:
+            return text
+        return number if isinstance(number, int | float) else text
+    return text
+
+
+def inputs(specs: list[FieldSpec], values: dict[str, str],
+           errors: tuple[FieldError, ...] = ()) -> list[dict[str, Any]]:
+    """What the template needs of each input: name, type, value, its messages."""
+    return [{"index": i, "name": s.name, "type": str(s.type), "value": values.get(s.name, ""),
+             "required": s.required, "options": list(s.options or ()),
+             "messages": [m for e in errors if e.field.split(".")[0] == s.name
+                          for m in e.message]}
+            for i, s in enumerate(specs)]

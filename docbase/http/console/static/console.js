@@ -1,0 +1,136 @@
+// docbase console: live updates of the collection browser from the change feed.
+// The page is rendered by the server; this script only reloads the document table
+// when another client writes to its collection. The table it inserts comes from the
+// server's own autoescaped page (parsed with DOMParser, which runs no script); no
+// document value is ever inserted as HTML.
+"use strict";
+(function () {
+  var table = document.getElementById("documents");
+  var status = document.getElementById("live");
+  if (!table || !status || !window.EventSource) {
+    return;
+  }
+  var collection = table.dataset.collection;
+  var busy = false;
+  var again = false;
+
+  function refresh() {
+    if (busy) {
+      again = true;
+      return;
+    }
+    busy = true;
+    fetch(window.location.href, { credentials: "same-origin", headers: { Accept: "text/html" } })
+      .then(function (response) {
+        if (!response.ok) {
+          throw new Error("HTTP " + response.status);
+        }
+        return response.text();
+      })
+      .then(function (html) {
+        var page = new DOMParser().parseFromString(html, "text/html");
+        var fresh = page.getElementById("documents");
+        var current = document.getElementById("documents");
+        if (fresh && current) {
+          current.replaceWith(document.importNode(fresh, true));
+        }
+        status.textContent = "Live: updated at " + new Date().toLocaleTimeString();
+      })
+      .catch(function (error) {
+        status.textContent = "Live update failed (" + error.message + "); reload the page.";
+      })
+      .finally(function () {
+        busy = false;
+        if (again) {
+          again = false;
+          refresh();
+        }
+      });
+  }
+
+  var source = new EventSource(table.dataset.events);
+  source.addEventListener("open", function () {
+    status.textContent = "Live: this table follows changes as they happen.";
+  });
+  source.addEventListener("error", function () {
+    if (source.readyState === EventSource.CLOSED) {
+      status.textContent = "Live updates are off (setting realtime.global).";
+    }
+  });
+  ["post", "put", "delete"].forEach(function (name) {
+    source.addEventListener(name, function (event) {
+      var change = JSON.parse(event.data);
+      if (change.collection === collection) {
+        refresh();
+      }
+    });
+  });
+})();
+
+// Media uploads: files picked or dropped are sent as multipart/form-data with the
+// session's CSRF token in a header, with a progress bar; then the grid is reloaded.
+(function () {
+  var form = document.getElementById("upload");
+  if (!form) {
+    return;
+  }
+  var input = document.getElementById("files");
+  var progress = document.getElementById("upload-progress");
+  var status = document.getElementById("upload-status");
+
+  function send(files) {
+    if (!files || files.length === 0) {
+      status.textContent = "Choose or drop at least one file.";
+      return;
+    }
+    var body = new FormData();
+    Array.prototype.forEach.call(files, function (file) {
+      body.append("file", file, file.name);
+    });
+    var request = new XMLHttpRequest();
+    request.open("POST", form.action);
+    request.setRequestHeader("X-CSRF-Token", form.dataset.csrf);
+    progress.hidden = false;
+    request.upload.addEventListener("progress", function (event) {
+      if (event.lengthComputable) {
+        progress.value = Math.round((event.loaded / event.total) * 100);
+        progress.textContent = progress.value + "%";
+      }
+    });
+    request.addEventListener("load", function () {
+      if (request.status === 201) {
+        status.textContent = "Uploaded " + files.length + " file(s).";
+        window.location.reload();
+      } else {
+        var message = "HTTP " + request.status;
+        try {
+          message = JSON.parse(request.responseText).message || message;
+        } catch (ignored) {
+          // an HTML error page: keep the status
+        }
+        status.textContent = "Upload refused: " + message;
+      }
+    });
+    request.addEventListener("error", function () {
+      status.textContent = "Upload failed: the connection broke.";
+    });
+    request.send(body);
+  }
+
+  form.addEventListener("submit", function (event) {
+    event.preventDefault();
+    send(input.files);
+  });
+  form.addEventListener("dragover", function (event) {
+    event.preventDefault();
+    form.classList.add("over");
+  });
+  form.addEventListener("dragleave", function () {
+    form.classList.remove("over");
+  });
+  form.addEventListener("drop", function (event) {
+    event.preventDefault();
+    form.classList.remove("over");
+    send(event.dataTransfer.files);
+  });
+})();

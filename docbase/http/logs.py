@@ -1,0 +1,116 @@
+"""The log lines of ``docbase serve``: text or JSON, each carrying its request id.
+
+``--log-format text`` (the default) writes ``TIME LEVEL LOGGER [REQUEST-ID] MESSAGE``;
+``--log-format json`` writes one JSON object a line (``time``, ``level``, ``logger``,
+``pid`` (the worker), ``message``, ``request_id`` when the line was written while a
+request was served, the fields of an access line, and ``error`` with the traceback of
+an exception), so every line of the output parses on its own. The same configuration
+(:func:`logging_config`) is handed to uvicorn, which applies it in the supervisor and
+in every worker, so uvicorn's own lines take the same form.
+
+:data:`REQUEST_ID` is set by :class:`~docbase.http.observe.RequestObserver` for the time
+a request is served; :class:`RequestIdFilter` stamps it on every record written
+meanwhile, by any logger. No line carries a key, token or password: the access line
+names the kind of credential only, and errors are described by their class and
+message, which never include a credential (``tests/test_serve_logs.py``).
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+import sys
+from datetime import UTC, datetime
+from typing import Any
+
+import msgspec
+
+REQUEST_ID: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "docbase_request_id", default=None)
+"""The id of the request being served in this task (``None`` outside requests)."""
+ACCESS_LOGGER = "docbase.access"
+"""The logger of the one line per request."""
+
+_encode = msgspec.json.Encoder().encode
+
+
+class RequestIdFilter(logging.Filter):
+    """Stamp the current request's id on each record (``record.request_id``)."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Add the id; let every record through."""
+        if getattr(record, "request_id", None) is None:
+            record.request_id = REQUEST_ID.get()
+        return True
+
+
+class TextFormatter(logging.Formatter):
+    """``TIME LEVEL LOGGER [REQUEST-ID] MESSAGE``, the id only within a request."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        """Insert the request id before the message when there is one."""
+        line = super().formatMessage(record)
+        request_id = getattr(record, "request_id", None)
+        if request_id is None:
+            return line
+        prefix = f"{record.asctime} {record.levelname} {record.name} "
+        return f"{prefix}[{request_id}] {line[len(prefix):]}"
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object per record: time, level, logger, message, request id, fields."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        """Encode ``record`` as one line of JSON."""
+        line: dict[str, Any] = {
+            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
+                timespec="milliseconds"),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "pid": record.process,
+            "message": record.getMessage(),
+        }
+        request_id = getattr(record, "request_id", None)
+        if request_id is not None:
+            line["request_id"] = request_id
+        fields = getattr(record, "fields", None)
+        if isinstance(fields, dict):
+            line.update(fields)
+        if record.exc_info:
+            line["error"] = self.formatException(record.exc_info)
+        return _encode(line).decode()
+
+
+def logging_config(log_format: str) -> dict[str, Any]:
+    """The ``logging.config.dictConfig`` of ``docbase serve`` for ``text`` or ``json``.
+
+    Everything goes to standard error through one handler on the root logger: docbase's
+    loggers (INFO and up) and uvicorn's, whose own handlers are removed.
+    """
+    formatter = JsonFormatter if log_format == "json" else TextFormatter
+    return {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "filters": {"request_id": {"()": RequestIdFilter}},
+        "formatters": {"docbase": {"()": formatter}},
+        "handlers": {"stderr": {"class": "logging.StreamHandler", "stream": "ext://sys.stderr",
+                                "formatter": "docbase", "filters": ["request_id"]}},
+        "root": {"level": "INFO", "handlers": ["stderr"]},
+        "loggers": {name: {"handlers": [], "propagate": True}
+                    for name in ("uvicorn", "uvicorn.error", "uvicorn.access")},
+    }
+
+
+def announce(line: str, log_format: str) -> None:
+    """Tell the operator ``line`` (the banner, listening, shutdown) in the log's format.
+
+    As text it is printed as it is, as ``docbase serve`` always did; as JSON it is a log
+    record of ``docbase.serve``, so that every line of the output parses.
+    """
+    if log_format == "json":
+        logging.getLogger("docbase.serve").info(line)
+    else:
+        print(line, file=sys.stderr, flush=True)

@@ -1,0 +1,102 @@
+"""What an operator's tools ask: ``GET /health/ready`` and ``GET /metrics``.
+
+``GET /health`` (in :mod:`docbase.http.rest`) is liveness: the process answers, nothing
+more is asked. ``GET /health/ready`` is readiness: each database's store is asked one
+cheap real query (:func:`~docbase.core.metrics.state.check_store`), and the answer is
+``200`` when all answered, else ``503`` naming each check and why it failed, so a load
+balancer takes the process out while its backend is gone and back when it returns.
+Neither needs a credential nor reveals a document.
+
+``GET /metrics`` exists only when metrics are configured (:class:`MetricsAccess`); it
+answers a request from a metrics address, or bearing the metrics token in
+``Authorization: Bearer``, and refuses any other with ``401``. The text is rendered by
+the exporter the server chose (``docbase/adapters/prometheus/``), from this process's
+view of every worker's counts and the databases' shared state read now.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hmac
+import ipaddress
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import msgspec
+from litestar import Request, Response, get
+from litestar.handlers import HTTPRouteHandler
+
+from docbase.core.errors import Unauthorized
+from docbase.core.metrics.state import StoreState, check_store, read_state
+from docbase.core.server import Server
+from docbase.http.context import ServerDependency, client_address
+from docbase.http.proxy import Network, in_networks
+
+HttpRequest = Request[Any, Any, Any]
+Render = Callable[[Mapping[str, StoreState]], bytes]
+"""Renders the metrics text given each database's shared state."""
+
+
+@get("/health/ready", include_in_schema=False)
+async def ready(docbase_server: ServerDependency) -> Response[bytes]:
+    """Readiness: 200 when every database's store answers, else 503 with the reasons."""
+    server: Server = docbase_server
+    names = list(server.databases)
+    failures = await asyncio.gather(*(check_store(server.databases[name].store)
+                                      for name in names))
+    checks = {f"store:{name}": failure or "ok"
+              for name, failure in zip(names, failures, strict=True)}
+    failed = [check for check, outcome in checks.items() if outcome != "ok"]
+    body: dict[str, object] = {"status": "unavailable" if failed else "ok", "checks": checks}
+    if failed:
+        body["failed"] = failed
+    return Response(msgspec.json.encode(body), status_code=503 if failed else 200,
+                    media_type="application/json")
+
+
+class MetricsAccess:
+    """Who may read ``GET /metrics``, and how it is rendered."""
+
+    def __init__(self, render: Render, content_type: str, *, token: str | None,
+                 addresses: tuple[str, ...]) -> None:
+        self.render = render
+        self.content_type = content_type
+        self._token = token.encode() if token else None
+        self._networks: tuple[Network, ...] = tuple(
+            ipaddress.ip_network(address, strict=False) for address in addresses)
+
+    def check(self, request: HttpRequest) -> None:
+        """Let a metrics address or the token holder through.
+
+        Raises:
+            Unauthorized: neither.
+
+        """
+        if self._from_metrics_address(client_address(request)):
+            return
+        scheme, _, given = request.headers.get("authorization", "").strip().partition(" ")
+        if (self._token is not None and scheme.lower() == "bearer"
+                and hmac.compare_digest(given.strip().encode(), self._token)):
+            return
+        raise Unauthorized("GET /metrics needs the metrics token (Authorization: Bearer) "
+                           "or a request from a metrics address")
+
+    def _from_metrics_address(self, address: str | None) -> bool:
+        return bool(address) and in_networks(str(address), self._networks)
+
+    def route(self) -> HTTPRouteHandler:
+        """The ``GET /metrics`` handler."""
+
+        @get("/metrics", include_in_schema=False)
+        async def metrics(request: HttpRequest, docbase_server: ServerDependency,
+                          ) -> Response[bytes]:
+            self.check(request)
+            server: Server = docbase_server
+            names = list(server.databases)
+            states = await asyncio.gather(*(
+                read_state(db.store, db.changes.log, db.webhooks)
+                for db in (server.databases[name] for name in names)))
+            return Response(self.render(dict(zip(names, states, strict=True))),
+                            media_type=self.content_type)
+
+        return metrics
