@@ -121,7 +121,9 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
                                            hide=() if metafields else META_FIELDS)
                 expected = [read_shape(d, metafields=metafields)
                             for d in await memory.find(name, query)]
-                assert msgspec.json.encode(found) == msgspec.json.encode(expected)
+                # compared as JSON (1 == 1.0, key order counts): a wire server may hand
+                # back an integral double as an integer, which JSON does not tell apart
+                assert_same([msgspec.json.decode(raw) for raw in found], expected)
 
         @property_settings
         @given(documents=gen.document_sets(), q=gen.json_queries(),
