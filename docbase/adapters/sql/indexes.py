@@ -87,6 +87,10 @@ class IndexedPaths:
         """Nothing is known yet."""
         self._known: dict[int, tuple[float, frozenset[str]]] = {}
 
+    def forget(self) -> None:
+        """Forget every answer (this store just made an index)."""
+        self._known.clear()
+
     def has(self, conn: sa.Connection, number: int, path: Path) -> bool:
         """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
         now = time.monotonic()
