@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.core.composition import DatabaseSpec, build_database
@@ -132,7 +133,8 @@ async def test_two_stores_on_one_database_racing_both_succeed(url: str) -> None:
                 await store.find("items", QUERY)
 
         await asyncio.gather(load(first), load(second))
-        assert first.auto_indexer is not None and second.auto_indexer is not None
+        assert first.auto_indexer is not None
+        assert second.auto_indexer is not None
         await asyncio.gather(first.auto_indexer.idle(), second.auto_indexer.idle())
         for store in (first, second):
             plan = await store.explain("items", QUERY)
@@ -140,7 +142,6 @@ async def test_two_stores_on_one_database_racing_both_succeed(url: str) -> None:
             assert await store.find("items", QUERY) == before
 
         def registered(conn: Any) -> int:
-            import sqlalchemy as sa  # noqa: PLC0415
             return int(conn.execute(sa.text(
                 "SELECT count(*) FROM docbase_indexes WHERE path = '[\"price\"]'")).scalar_one())
 
