@@ -81,6 +81,18 @@ async def test_filtered_finds_with_a_limit_count_too(url: str) -> None:
         assert await store.find("items", query) == before
 
 
+async def test_a_dropped_and_refilled_collection_is_indexed_again(url: str) -> None:
+    async with opened(url, AutoIndexing(queries=THRESHOLD)) as store:
+        await _fill(store)
+        await _run(store, QUERY, THRESHOLD)
+        await store.drop("items")
+        await _fill(store)
+        assert not _index_scan(await store.explain("items", QUERY), store.dialect.name)
+        await _run(store, QUERY, THRESHOLD)
+        plan = await store.explain("items", QUERY)
+        assert _index_scan(plan, store.dialect.name), plan
+
+
 async def test_below_the_threshold_no_index_is_made(url: str) -> None:
     async with opened(url, AutoIndexing(queries=THRESHOLD)) as store:
         await _fill(store)

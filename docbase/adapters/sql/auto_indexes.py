@@ -138,6 +138,12 @@ class AutoIndexer:
             finally:
                 self._created()
 
+    def forget(self, collection: str) -> None:
+        """Start afresh on ``collection`` (it was dropped, its indexes with it)."""
+        for known in (self._counts, self._settled):
+            for key in [key for key in known if key[0] == collection]:
+                del known[key]
+
     async def idle(self) -> None:
         """Wait until the indexes being made are done (for tests and for closing)."""
         while self._tasks:

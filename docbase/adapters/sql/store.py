@@ -254,6 +254,8 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             indexes.drop_collection(conn, self.backend, collection)
 
         await self.backend.run(work, write=True)
+        if self.auto_indexer is not None:
+            self.auto_indexer.forget(collection)
 
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create the expression indexes of ``path`` (see :mod:`.indexes`)."""
