@@ -91,6 +91,12 @@ class IndexedPaths:
         """Forget every answer (this store just made an index)."""
         self._known.clear()
 
+    def lacks(self, number: int, path: Path) -> bool:
+        """Whether collection ``number`` had no index on ``path`` a moment ago (no query)."""
+        known = self._known.get(number)
+        return (known is not None and time.monotonic() - known[0] <= self.FRESH_SECONDS
+                and _encode(list(encode_path(path))).decode() not in known[1])
+
     def has(self, conn: sa.Connection, number: int, path: Path) -> bool:
         """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
         now = time.monotonic()
@@ -122,5 +128,9 @@ def explain(conn: sa.Connection, dialect: Dialect, statement: sa.Select[Any]) ->
     names = compiled.positiontup or []
     parameters = tuple(compiled.params[name] for name in names)
     prefix = "EXPLAIN QUERY PLAN " if dialect.name == "sqlite" else "EXPLAIN "
+    if dialect.name == "sqlite":
+        # EXPLAIN QUERY PLAN reads no table, so it would plan on this connection's cached
+        # schema, which misses an index another connection just made; a read refreshes it
+        conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
     rows = conn.exec_driver_sql(prefix + str(compiled), parameters)
     return "\n".join(str(row[-1]) for row in rows)

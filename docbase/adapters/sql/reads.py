@@ -129,6 +129,12 @@ class SqlDocumentReads:
         wanted = wanted_path(query) if self.auto_indexer is not None else None
         if wanted is not None and (not wanted or wanted[0].startswith("_")):
             wanted = None  # the fields docbase sets: columns, or never worth an index
+        if wanted is not None and self.auto_indexer is not None:
+            number = self.backend.cached_number(collection)
+            if number is not None and self._indexes.lacks(number, wanted):
+                # counted before it runs: an unindexed find may take seconds (PostgreSQL)
+                self.auto_indexer.unserved(collection, wanted)
+                wanted = None
 
         def work(conn: sa.Connection) -> tuple[list[str], bool]:
             number = self.backend.number(conn, collection)
