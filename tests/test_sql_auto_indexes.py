@@ -134,7 +134,8 @@ async def test_the_log_names_collection_and_path_never_values(
         assert not any("secret-value" in line for line in lines), lines
 
 
-async def test_two_stores_on_one_database_racing_both_succeed(url: str) -> None:
+async def test_two_stores_on_one_database_racing_both_succeed(
+        url: str, caplog: pytest.LogCaptureFixture) -> None:
     policy = AutoIndexing(queries=THRESHOLD)
     async with opened(url, policy) as first, opened(url, policy) as second:
         await _fill(first)
@@ -144,10 +145,14 @@ async def test_two_stores_on_one_database_racing_both_succeed(url: str) -> None:
             for _ in range(THRESHOLD):
                 await store.find("items", QUERY)
 
-        await asyncio.gather(load(first), load(second))
-        assert first.auto_indexer is not None
-        assert second.auto_indexer is not None
-        await asyncio.gather(first.auto_indexer.idle(), second.auto_indexer.idle())
+        with caplog.at_level(logging.INFO, logger="docbase.sql"):
+            await asyncio.gather(load(first), load(second))
+            assert first.auto_indexer is not None
+            assert second.auto_indexer is not None
+            await asyncio.gather(first.auto_indexer.idle(), second.auto_indexer.idle())
+        made = [r for r in caplog.records if "created an index" in r.getMessage()]
+        assert len(made) == 1, caplog.text  # one made it; the other found it made
+        assert not [r for r in caplog.records if r.levelno >= logging.WARNING], caplog.text
         for store in (first, second):
             plan = await store.explain("items", QUERY)
             assert _index_scan(plan, store.dialect.name), plan

@@ -76,10 +76,11 @@ class AutoIndexer:
 
     def __init__(self, policy: AutoIndexing,
                  size: Callable[[str], Awaitable[int]],
-                 create: Callable[[str, Path], Awaitable[None]],
+                 create: Callable[[str, Path], Awaitable[bool]],
                  created: Callable[[], None]) -> None:
         """Index by ``policy``; ``size`` counts a collection, ``create`` indexes a path.
 
+        ``create`` says whether it made the index (not: another process had);
         ``created`` is called after each attempt (the store's indexed-path cache forgets).
         """
         self.policy = policy
@@ -126,10 +127,10 @@ class AutoIndexer:
                         self.policy.max_documents)
                 else:
                     began = time.monotonic()
-                    await self._create(collection, path)
-                    logger.info("created an index on %r of collection %r automatically "
-                                "(%.2f s, %d documents)", field, collection,
-                                time.monotonic() - began, size)
+                    if await self._create(collection, path):
+                        logger.info("created an index on %r of collection %r automatically "
+                                    "(%.2f s, %d documents)", field, collection,
+                                    time.monotonic() - began, size)
                 self._settled[(collection, path)] = time.monotonic()
             except Exception:  # e.g. the database is unavailable; later finds count again
                 logger.exception("could not index %r of collection %r automatically",

@@ -36,8 +36,11 @@ def _create(conn: sa.Connection, table: sa.Table, name: str, *expressions: Any,
 
 
 def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
-                       path: Path, *, unique: bool) -> None:
-    """Create the indexes of ``path`` unless they exist; make them unique if asked."""
+                       path: Path, *, unique: bool) -> bool:
+    """Create the indexes of ``path`` unless they exist; make them unique if asked.
+
+    Whether anything was created (not: the registry said it was there already).
+    """
     dialect = backend.dialect
     number = backend.number(conn, collection, create=True)
     assert number is not None
@@ -46,7 +49,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
     found = conn.execute(sa.select(registry.c.id, registry.c.is_unique).where(
         registry.c.collection_id == number, registry.c.path == path_json)).first()
     if found is not None and (found.is_unique or not unique):
-        return
+        return False
     table = schema.collection_ddl(number, dialect)
     fast = dialect.root(table, exact=False)
     if found is None:
@@ -69,6 +72,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
             conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
     if dialect.name == "postgresql":
         conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+    return True
 
 
 class IndexedPaths:

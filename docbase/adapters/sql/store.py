@@ -265,11 +265,16 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
 
         await self.backend.run(work, write=True)
 
-    async def _index_automatically(self, collection: str, path: Path) -> None:
+    async def _index_automatically(self, collection: str, path: Path) -> bool:
+        """Index ``path`` unless another process did already; whether this one did."""
+        def work(conn: sa.Connection) -> bool:
+            return indexes.ensure_index(conn, self.backend, collection, encode_path(path),
+                                        unique=False)
+
         try:
-            await self.ensure_index(collection, path)
+            return await self.backend.run(work, write=True)
         except Conflict:  # another process inserted the registry row first: now it is there
-            await self.ensure_index(collection, path)
+            return await self.backend.run(work, write=True)
 
     def change_signal(self) -> PostgresChangeSignal | None:
         """``LISTEN/NOTIFY`` on PostgreSQL; SQLite has no push (readers poll)."""
