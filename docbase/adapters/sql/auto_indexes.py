@@ -109,6 +109,8 @@ class AutoIndexer:
             self._counts[key] = (start, count)
             return
         self._counts.pop(key, None)
+        if len(self._settled) >= _TRACKED:
+            self._settled.clear()
         self._settled[key] = now  # no second task while this one runs
         task = asyncio.get_running_loop().create_task(self._index(collection, path))
         self._tasks.add(task)
