@@ -188,10 +188,10 @@ async def sql_url(kind: str, directory: Path) -> AsyncIterator[str]:
 
 
 @contextlib.asynccontextmanager
-async def sql_backend(url: str) -> AsyncIterator[Any]:
+async def sql_backend(url: str, auto_index: Any = None) -> AsyncIterator[Any]:
     from docbase.adapters.sql import from_url
 
-    store, blobs = from_url(url)
+    store, blobs = from_url(url, auto_index=auto_index)
     async with store:
         yield store, blobs
 

@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from docbase.core.documents import Document
+from docbase.core.settings import AutoIndexing
 from docbase.testing.differential_suite import differential_properties
 from tests.backends import (
     IN_CI,
@@ -29,15 +30,21 @@ from tests.backends import (
 
 
 class TestSqlDifferential(differential_properties(500 if IN_CI else 60)):  # type: ignore[misc]
-    @pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+    @pytest.fixture(params=["sqlite", "sqlite-auto-index",
+                            pytest.param("postgresql", marks=pytest.mark.postgres)])
     async def candidate(self, request: pytest.FixtureRequest) -> AsyncIterator[Any]:
-        """One open SQL store per test function, shared by all its examples."""
+        """One open SQL store per test function, shared by all its examples.
+
+        ``sqlite-auto-index`` indexes every path after its first unindexed find with a
+        limit (``docs/sql-adapter.md``, "Automatic indexes"): the answers must not change.
+        """
         async with contextlib.AsyncExitStack() as stack:
-            if request.param == "sqlite":
+            if request.param.startswith("sqlite"):
                 url = "sqlite://"
             else:
                 url = await stack.enter_async_context(postgresql_schema())
-            store, _ = await stack.enter_async_context(sql_backend(url))
+            policy = AutoIndexing(queries=1) if request.param == "sqlite-auto-index" else None
+            store, _ = await stack.enter_async_context(sql_backend(url, auto_index=policy))
             yield store
 
 

@@ -73,7 +73,8 @@ def build_database(spec: DatabaseSpec, **options: Any) -> Database:
         ConfigurationError: the hooks file or module cannot be loaded.
 
     """
-    store, blobs = open_stores(spec.storage, query_timeout=spec.limits.query_timeout)
+    store, blobs = open_stores(spec.storage, query_timeout=spec.limits.query_timeout,
+                                auto_index=spec.limits.auto_indexing())
     if instruments() is not NO_INSTRUMENTS:  # metrics on: time every store operation
         store = timed(store, scheme_of(spec.storage), instruments())
     options.setdefault("mailer", build_mailer())

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from docbase.core.errors import UnknownSchemeError
 from docbase.core.plugins import import_target
-from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT, AutoIndexing
 
 if TYPE_CHECKING:
     from docbase.core.ports import BlobStore, DocumentStore
@@ -47,11 +47,12 @@ def scheme_of(url: str) -> str:
 
 
 def open_stores(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
-                ) -> tuple[DocumentStore, BlobStore]:
+                auto_index: AutoIndexing | None = None) -> tuple[DocumentStore, BlobStore]:
     """Build (not yet open) the document and blob stores for a storage URL.
 
     The adapter's ``from_url(url, query_timeout=...)`` bounds each store operation
-    (``limits.query_timeout``) as its engine allows.
+    (``limits.query_timeout``) as its engine allows; ``auto_index`` (``limits.auto_index*``)
+    lets a SQL store index often-queried paths by itself (other adapters take no notice).
 
     Raises:
         UnknownSchemeError: no adapter is registered for the scheme.
@@ -66,5 +67,5 @@ def open_stores(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
             f"known schemes: {', '.join(known_schemes())}"
         )
     stores: tuple[DocumentStore, BlobStore] = import_target(target)(
-        url, query_timeout=query_timeout)
+        url, query_timeout=query_timeout, auto_index=auto_index)
     return stores

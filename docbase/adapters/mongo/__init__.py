@@ -15,7 +15,7 @@ from __future__ import annotations
 from typing import Any
 
 from docbase.core.errors import MissingDependencyError
-from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT, AutoIndexing
 
 try:
     from pymongo import AsyncMongoClient
@@ -30,8 +30,11 @@ DEFAULT_SERVER_SELECTION_TIMEOUT_MS = 5000
 
 
 def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+             auto_index: AutoIndexing | None = None,
              ) -> tuple[MongoDocumentStore, MongoBlobStore]:
     """Build (not yet open) the stores for a ``mongodb://`` or ``mongodb+srv://`` URL.
+
+    ``auto_index`` is not used: MongoDB indexes are declared (``index: true``).
 
     The document store owns the client and closes it; the blob store shares it.
     """

@@ -16,7 +16,7 @@ from docbase.adapters.sql.blobs import SqlBlobStore
 from docbase.adapters.sql.connection_settings import lock_wait
 from docbase.adapters.sql.store import SqlDocumentStore
 from docbase.core.errors import ConfigurationError, MissingDependencyError
-from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
+from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT, AutoIndexing
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
@@ -114,8 +114,13 @@ def _milliseconds(seconds: float) -> str:
 
 
 def from_url(url: str, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT,
+             auto_index: AutoIndexing | None = None,
              ) -> tuple[SqlDocumentStore, SqlBlobStore]:
-    """Build (not yet open) the stores of a storage URL; see :func:`create_engine`."""
+    """Build (not yet open) the stores of a storage URL; see :func:`create_engine`.
+
+    ``auto_index`` says when the store indexes a path by itself (:mod:`.auto_indexes`).
+    """
     engine = create_engine(url, query_timeout=query_timeout)
-    store = SqlDocumentStore(engine, owns_engine=True, query_timeout=query_timeout)
+    store = SqlDocumentStore(engine, owns_engine=True, query_timeout=query_timeout,
+                             auto_index=auto_index)
     return store, SqlBlobStore(engine)

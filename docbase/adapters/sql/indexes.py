@@ -36,8 +36,11 @@ def _create(conn: sa.Connection, table: sa.Table, name: str, *expressions: Any,
 
 
 def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
-                       path: Path, *, unique: bool) -> None:
-    """Create the indexes of ``path`` unless they exist; make them unique if asked."""
+                       path: Path, *, unique: bool) -> bool:
+    """Create the indexes of ``path`` unless they exist; make them unique if asked.
+
+    Whether anything was created (not: the registry said it was there already).
+    """
     dialect = backend.dialect
     number = backend.number(conn, collection, create=True)
     assert number is not None
@@ -46,7 +49,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
     found = conn.execute(sa.select(registry.c.id, registry.c.is_unique).where(
         registry.c.collection_id == number, registry.c.path == path_json)).first()
     if found is not None and (found.is_unique or not unique):
-        return
+        return False
     table = schema.collection_ddl(number, dialect)
     fast = dialect.root(table, exact=False)
     if found is None:
@@ -69,6 +72,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
             conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
     if dialect.name == "postgresql":
         conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+    return True
 
 
 class IndexedPaths:
@@ -86,6 +90,16 @@ class IndexedPaths:
     def __init__(self) -> None:
         """Nothing is known yet."""
         self._known: dict[int, tuple[float, frozenset[str]]] = {}
+
+    def forget(self) -> None:
+        """Forget every answer (this store just made an index)."""
+        self._known.clear()
+
+    def lacks(self, number: int, path: Path) -> bool:
+        """Whether collection ``number`` had no index on ``path`` a moment ago (no query)."""
+        known = self._known.get(number)
+        return (known is not None and time.monotonic() - known[0] <= self.FRESH_SECONDS
+                and _encode(list(encode_path(path))).decode() not in known[1])
 
     def has(self, conn: sa.Connection, number: int, path: Path) -> bool:
         """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
@@ -118,5 +132,9 @@ def explain(conn: sa.Connection, dialect: Dialect, statement: sa.Select[Any]) ->
     names = compiled.positiontup or []
     parameters = tuple(compiled.params[name] for name in names)
     prefix = "EXPLAIN QUERY PLAN " if dialect.name == "sqlite" else "EXPLAIN "
+    if dialect.name == "sqlite":
+        # EXPLAIN QUERY PLAN reads no table, so it would plan on this connection's cached
+        # schema, which misses an index another connection just made; a read refreshes it
+        conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
     rows = conn.exec_driver_sql(prefix + str(compiled), parameters)
     return "\n".join(str(row[-1]) for row in rows)

@@ -17,6 +17,7 @@ import sqlalchemy as sa
 
 from docbase.adapters.sql import indexes, keyset, pages
 from docbase.adapters.sql.aggregates import aggregate_statement
+from docbase.adapters.sql.auto_indexes import AutoIndexer, wanted_path
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.indexes import IndexedPaths
@@ -60,6 +61,7 @@ class SqlDocumentReads:
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
         self._find_statements: dict[Hashable, sa.Select[Any]] = {}
         self._indexes = IndexedPaths()
+        self.auto_indexer: AutoIndexer | None = None  # set by a store that indexes by itself
         self._drops_fields_in_sql = self.dialect.without_fields(
             sa.column("body"), ("_version",)) is not None
 
@@ -126,14 +128,30 @@ class SqlDocumentReads:
             if found is not None:
                 return found
 
-        def work(conn: sa.Connection) -> list[str]:
+        wanted = wanted_path(query) if self.auto_indexer is not None else None
+        if wanted is not None and (not wanted or wanted[0].startswith("_")):
+            wanted = None  # the fields docbase sets: columns, or never worth an index
+        if wanted is not None and self.auto_indexer is not None:
+            number = self.backend.cached_number(collection)
+            if number is not None and self._indexes.lacks(number, wanted):
+                # counted before it runs: an unindexed find may take seconds (PostgreSQL)
+                self.auto_indexer.unserved(collection, wanted)
+                wanted = None
+
+        def work(conn: sa.Connection) -> tuple[list[str], bool]:
             number = self.backend.number(conn, collection)
             if number is None:
-                return []
-            statement = self._find_statement(number, query, hide, self._split(conn, number, query))
-            return self.backend.scalars(conn, statement, after)
+                return [], False
+            split = self._split(conn, number, query)
+            statement = self._find_statement(number, query, hide, split)
+            unserved = (wanted is not None and not split
+                        and not self._indexes.has(conn, number, wanted))
+            return self.backend.scalars(conn, statement, after), unserved
 
-        return await self.backend.run(work, write=False)
+        bodies, unserved = await self.backend.run(work, write=False)
+        if unserved and self.auto_indexer is not None and wanted is not None:
+            self.auto_indexer.unserved(collection, wanted)
+        return bodies
 
     def _split(self, conn: sa.Connection, number: int, query: Query) -> bool:
         """Whether a find takes the two-stream form (:mod:`.pages`): an index can serve it."""

@@ -23,6 +23,7 @@ import msgspec
 import sqlalchemy as sa
 
 from docbase.adapters.sql import indexes, pg_inserts
+from docbase.adapters.sql.auto_indexes import AutoIndexer
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
@@ -30,12 +31,13 @@ from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
 from docbase.adapters.sql.schema import table_name
 from docbase.core.documents import Document
-from docbase.core.errors import NotFound
+from docbase.core.errors import Conflict, NotFound
 from docbase.core.evaluate import search_strings
 from docbase.core.field_name_encoding import encode_keys, encode_path, json_needs_encoding
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.ports import DeletesByGroups, Deletion
-from docbase.core.query import Filter, Path
+from docbase.core.query import MATCH_ALL, Filter, Path
+from docbase.core.settings import AutoIndexing
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
@@ -54,8 +56,13 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
     transactional = True
 
     def __init__(self, engine: AnyEngine, *, owns_engine: bool = False,
-                 query_timeout: float | None = None) -> None:
-        """Store documents through ``engine``; ``query_timeout`` bounds each operation."""
+                 query_timeout: float | None = None,
+                 auto_index: AutoIndexing | None = None) -> None:
+        """Store documents through ``engine``; ``query_timeout`` bounds each operation.
+
+        With ``auto_index``, paths that queries keep needing are indexed by the store
+        itself (:mod:`.auto_indexes`).
+        """
         self.engine = engine
         backend = SqlBackend.for_engine(engine)
         if query_timeout is not None:
@@ -68,6 +75,10 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         self._inserter = pg_inserts.inserter_for(engine, self.backend.cached_number,
                                                  self.backend.forget)
         self._swaps: dict[int, str] = {}  # SQLite's compare-and-swap UPDATE per table
+        if auto_index is not None:
+            self.auto_indexer = AutoIndexer(
+                auto_index, lambda collection: self.count(collection, MATCH_ALL),
+                self._index_automatically, self._indexes.forget)
 
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
@@ -75,6 +86,8 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
 
     async def close(self) -> None:
         """Stop listening for changes; dispose of the engine if this store created it."""
+        if self.auto_indexer is not None:
+            await self.auto_indexer.idle()
         if self._signal is not None:
             await self._signal.close()
         if self._inserter is not None:
@@ -241,6 +254,8 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             indexes.drop_collection(conn, self.backend, collection)
 
         await self.backend.run(work, write=True)
+        if self.auto_indexer is not None:
+            self.auto_indexer.forget(collection)
 
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create the expression indexes of ``path`` (see :mod:`.indexes`)."""
@@ -249,6 +264,17 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                                  unique=unique)
 
         await self.backend.run(work, write=True)
+
+    async def _index_automatically(self, collection: str, path: Path) -> bool:
+        """Index ``path`` unless another process did already; whether this one did."""
+        def work(conn: sa.Connection) -> bool:
+            return indexes.ensure_index(conn, self.backend, collection, encode_path(path),
+                                        unique=False)
+
+        try:
+            return await self.backend.run(work, write=True)
+        except Conflict:  # another process inserted the registry row first: now it is there
+            return await self.backend.run(work, write=True)
 
     def change_signal(self) -> PostgresChangeSignal | None:
         """``LISTEN/NOTIFY`` on PostgreSQL; SQLite has no push (readers poll)."""

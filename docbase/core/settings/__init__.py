@@ -6,7 +6,7 @@ it is imported from its module (it needs the query package, which needs ``Limits
 
 from __future__ import annotations
 
-from docbase.core.settings.limits import Limits
+from docbase.core.settings.limits import AutoIndexing, Limits
 from docbase.core.settings.stored import (
     AuthSettings,
     DatabaseSettings,
@@ -22,6 +22,7 @@ from docbase.core.settings.stored import (
 
 __all__ = [
     "AuthSettings",
+    "AutoIndexing",
     "DatabaseSettings",
     "JwtSettings",
     "Limits",

@@ -12,6 +12,14 @@ DEFAULT_QUERY_TIMEOUT = 10.0
 """Seconds one store operation may run, unless ``limits.query_timeout`` says otherwise."""
 
 
+class AutoIndexing(msgspec.Struct, frozen=True):
+    """When a SQL store indexes a path by itself (``Limits.auto_index_*``)."""
+
+    queries: int = 20
+    window: float = 300.0
+    max_documents: int = 100_000
+
+
 class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Per-database limits; every one of them gives a clear error when exceeded."""
 
@@ -84,6 +92,28 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     export_max: int = 0
     """Most documents one NDJSON or CSV list read streams (``GET /rest/<c>`` with
     ``Accept: application/x-ndjson`` or ``text/csv``); 0: no limit."""
+
+    auto_index: bool = True
+    """Let a SQL store (SQLite, PostgreSQL) index a path by itself once sorted or
+    filtered queries with a limit keep running on it without an index
+    (``docs/sql-adapter.md``, "Automatic indexes"); off: only ``index: true`` fields and
+    ``ensure_index`` make indexes."""
+    auto_index_queries: int = 20
+    """Unindexed queries on one path of a collection, within ``auto_index_window``, after
+    which the path is indexed automatically (counted per process)."""
+    auto_index_window: float = 300.0
+    """Seconds within which ``auto_index_queries`` must come for an index to be made."""
+    auto_index_max_documents: int = 100_000
+    """Largest collection indexed automatically: building an index holds SQLite's write
+    lock (PostgreSQL's: the table's writes) meanwhile; above it the log says to declare
+    ``index: true``."""
+
+    def auto_indexing(self) -> AutoIndexing | None:
+        """The automatic-index policy these limits set; ``None`` when it is off."""
+        if not self.auto_index:
+            return None
+        return AutoIndexing(queries=self.auto_index_queries, window=self.auto_index_window,
+                            max_documents=self.auto_index_max_documents)
 
     def __post_init__(self) -> None:
         for field in self.__struct_fields__:
