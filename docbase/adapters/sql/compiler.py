@@ -184,19 +184,8 @@ class QueryCompiler:
         if type_class(operand) in _SCALARS:
             return self._any_value(scope, path,
                                    lambda value: self.dialect.compare(value, op, operand))
-        bound = self.dialect.literal_key(operand)
-        low, high = self.dialect.class_bounds(type_class(operand))
-
-        def test(value: JsonValue) -> Condition:
-            key = self.key(value)
-            parts = [key.operate(OPERATORS[op], bound)]
-            if op[0] == ">" and high is not None:
-                parts.append(key < high)
-            if op[0] == "<" and low is not None:
-                parts.append(key >= low)
-            return sa.and_(*parts)
-
-        return self._any_container(scope, path, test)
+        return self._any_container(
+            scope, path, lambda value: self.dialect.key_within_class(self.key(value), op, operand))
 
     def _between(self, scope: Scope, path: Path, low: JSON, high: JSON) -> Condition:
         if low is None or high is None:

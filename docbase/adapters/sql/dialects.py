@@ -194,12 +194,15 @@ class Dialect(abc.ABC):
     def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:
         """Test ``value <op> operand`` (``=``, ``<``, ...) within a scalar operand's class."""
         key = self.order(value.key())
-        bound = self.literal_key(operand)
         if op == "=":
-            equal: Condition = key == bound
+            equal: Condition = key == self.literal_key(operand)
             return equal
+        return self.key_within_class(key, op, operand)
+
+    def key_within_class(self, key: Expr, op: str, operand: JSON) -> Condition:
+        """Test the order ``key <op> operand``'s key, only among keys of its type class."""
         low, high = self.class_bounds(type_class(operand))
-        parts = [key.operate(OPERATORS[op], bound)]
+        parts = [key.operate(OPERATORS[op], self.literal_key(operand))]
         if op[0] == ">" and high is not None:
             parts.append(key < high)
         if op[0] == "<" and low is not None:
