@@ -28,6 +28,9 @@ UNANSWERED: Final = None
 """What :meth:`LoopReader.body` returns when the lookup has to go the usual way."""
 
 _NOT_FOUND: Final[list[tuple[str]]] = []
+NO_TABLE: Final = -1
+"""What :meth:`LoopReader.number` returns for a collection that has no table (yet)."""
+_NUMBER_SQL: Final = f"SELECT id FROM {schema.collections.name} WHERE name = ?"
 PAGE_ROWS: Final = 256
 """The most rows (skipped ones included) a list read may walk on the event loop."""
 
@@ -61,6 +64,19 @@ class LoopReader:
         """
         rows = self.rows(schema.lookup_sql(number, "body", "?"), (document_id,))
         return UNANSWERED if rows is None else (rows or _NOT_FOUND)
+
+    def number(self, collection: str) -> int | None:
+        """Return the table number of ``collection`` as committed (:data:`NO_TABLE`: none).
+
+        A get from a collection without a table (a system collection nothing was written
+        to yet, such as the rate limiter's counters) is answered here too, instead of by
+        a lookup on a worker thread each time. Returns :data:`UNANSWERED` as
+        :meth:`body` does.
+        """
+        rows = self.rows(_NUMBER_SQL, (collection,))
+        if rows is None:
+            return UNANSWERED
+        return int(rows[0][0]) if rows else NO_TABLE
 
     def rows(self, sql: str, parameters: tuple[Any, ...]) -> list[Any] | None:
         """Every row of a read bounded by a key (a lookup, a short page in key order).
