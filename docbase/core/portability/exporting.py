@@ -130,8 +130,7 @@ async def _copy(db: PortableDatabase, name: str, directory: Path, progress: Prog
     spool = Spool(directory, name)
     progress.begin(name, await db.store.count(name, MATCH_ALL))
     async for lines in pages(db.store, name):
-        spool.write_lines(lines)
-        progress.advance(len(lines), sum(len(line) for line in lines))
+        progress.advance(len(lines), spool.write_lines(lines))
     progress.end()
     spool.close()
     return spool
