@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 import msgspec
+import pytest
 
 import docbase
 from docbase.core.ids import utc_now
@@ -28,6 +29,8 @@ from docbase.core.portability.paging import digest_collection, document_id, page
 from docbase.core.query import Eq, Query
 from docbase.core.relations import RELATIONS
 from tests.test_serve_harness import Served, child_env, docbase_command, launch
+
+pytestmark = pytest.mark.postgres  # never skipped under CI=true (tests/backends.py)
 
 CAUGHT_UP = re.compile(r"caught up with the source at position (\d+) \(its log as of (\S+)\)")
 SEED = 120
