@@ -25,6 +25,7 @@ from docbase.core.ids import utc_now
 from docbase.core.names import is_user_collection
 from docbase.core.portability.capture import capturing
 from docbase.core.portability.source import PortableDatabase
+from docbase.core.query import In, Query
 from docbase.core.relations import RELATIONS, relation_id_of
 
 POLL_SECONDS = 0.2
@@ -91,8 +92,8 @@ async def apply_change(source: PortableDatabase, target: PortableDatabase, entry
                        relations: RelationCopier | None = None) -> None:
     """Make ``target`` hold what one logged write of the source left.
 
-    A written document is taken from the source's store (the log never carries
-    password hashes) unless it is gone there, and replaces the target's copy. The
+    The written documents are read from the source's store in one find (the log never
+    carries password hashes), and those still there replace the target's copies. The
     relation record of a child's field is copied the first time one is written.
     """
     assert entry.collection is not None
@@ -100,12 +101,8 @@ async def apply_change(source: PortableDatabase, target: PortableDatabase, entry
     await target.documents.delete(name, list(entry.ids))
     if entry.event == "delete":
         return
-    documents = []
-    for document in entry.documents:
-        try:
-            documents.append(await source.store.get(name, str(document["_id"])))
-        except NotFound:
-            continue
+    ids = tuple(str(document["_id"]) for document in entry.documents)
+    documents = await source.store.find(name, Query(filter=In(("_id",), ids), limit=None))
     if documents:
         if relations is not None:
             await relations.copy(documents)
