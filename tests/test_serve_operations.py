@@ -103,8 +103,9 @@ def test_one_scrape_counts_the_requests_of_both_workers(served: Served) -> None:
                            json=body)
             assert answer.status_code in (200, 201), answer.text
         sent += ROUND
+        written = sent  # every request's line, before asking which workers served them
         pids = {line["pid"] for line in access_lines(
-            served, lambda lines: sum(line["route"] == route for line in lines) >= sent)
+            served, lambda lines, n=written: sum(line["route"] == route for line in lines) >= n)
             if line["route"] == route}
         if len(pids) == 2:
             break

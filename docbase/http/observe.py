@@ -30,7 +30,7 @@ from typing import Any
 
 from docbase.core.ids import new_object_id
 from docbase.core.metrics import NO_INSTRUMENTS, Instruments
-from docbase.http.logs import ACCESS_LOGGER, REQUEST_ID
+from docbase.http.logs import ACCESS_LOGGER, REQUEST_ID, AccessLines
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -51,9 +51,15 @@ class RequestObserver:
     """Give each request an id, log its access line and count it."""
 
     def __init__(self, app: Any, instruments: Instruments = NO_INSTRUMENTS, *,
-                 trusted_proxy: Callable[[str | None], bool] | None = None) -> None:
-        """Observe ``app``; believe ``X-Request-Id`` from peers ``trusted_proxy`` accepts."""
+                 trusted_proxy: Callable[[str | None], bool] | None = None,
+                 access: AccessLines | None = None) -> None:
+        """Observe ``app``; believe ``X-Request-Id`` from peers ``trusted_proxy`` accepts.
+
+        ``access`` writes the access lines the short way (:class:`AccessLines`); without
+        it they go through ``logging``.
+        """
         self.app = app
+        self.access = access
         self.instruments = instruments
         self.counting = instruments is not NO_INSTRUMENTS
         self.trusted_proxy = trusted_proxy
@@ -93,13 +99,15 @@ class RequestObserver:
                 self.instruments.http_request(route, method, answer[0], seconds)
             if access_log.isEnabledFor(logging.INFO):
                 principal = scope.get(PRINCIPAL, "none")
-                access_log.info(
-                    "%s %s %d %.1fms %dB %s", method, route, answer[0], seconds * 1000,
-                    answer[1], principal,
-                    extra={"fields": {
-                        "method": method, "route": route, "status": answer[0],
-                        "duration_ms": round(seconds * 1000, 3), "bytes": answer[1],
-                        "principal": principal}})
+                message = (f"{method} {route} {answer[0]} {seconds * 1000:.1f}ms "
+                           f"{answer[1]}B {principal}")
+                fields = {"method": method, "route": route, "status": answer[0],
+                          "duration_ms": round(seconds * 1000, 3), "bytes": answer[1],
+                          "principal": principal}
+                if self.access is not None:
+                    self.access.write(request_id, message, fields)
+                else:
+                    access_log.info("%s", message, extra={"fields": fields})
             REQUEST_ID.reset(token)
 
 

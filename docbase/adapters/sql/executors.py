@@ -78,8 +78,10 @@ class Executor(Protocol):
         """The body row of a document of table ``number`` on this thread, or ``None``."""
 
     def number_now(self, collection: str) -> int | None:
-        """``collection``'s committed table number on this thread (``NO_TABLE``: none), or
-        ``None``: ask with :meth:`run`."""
+        """``collection``'s committed table number on this thread, or ``None``.
+
+        ``NO_TABLE``: the collection has none; ``None``: ask with :meth:`run`.
+        """
 
     async def body_soon(self, number: int, document_id: str) -> Rows | None:
         """As :meth:`body_now`, or by a short way of the engine's own; ``None``: not here."""
