@@ -120,11 +120,16 @@ class SqlDocumentReads:
 
     async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
         after = keyset.parameters(query, self.dialect)
-        if (query.filter == MATCH_ALL and not query.sort and query.limit is not None
-                and query.skip + query.limit <= PAGE_ROWS):  # a short walk of the key index
-            # (a cursor without a sort is a seek in that index: as short a walk)
-            found = self.backend.scalars_now(
-                collection, lambda number: self._find_statement(number, query, hide), after)
+        if query.filter == MATCH_ALL and not query.sort and query.limit is not None:
+            # a walk of the key index (a cursor without a sort is a seek in it), needing
+            # no index look-up: on the loop's thread if short (SQLite), or through asyncpg
+            def statement(number: int) -> sa.Select[Any]:
+                return self._find_statement(number, query, hide)
+
+            found = (self.backend.scalars_now(collection, statement, after)
+                     if query.skip + query.limit <= PAGE_ROWS else None)
+            if found is None:
+                found = await self.backend.scalars_soon(collection, statement, after)
             if found is not None:
                 return found
 
@@ -192,7 +197,12 @@ class SqlDocumentReads:
         return statement
 
     async def count(self, collection: str, filter: Filter) -> int:
-        """Count the matching documents in SQL."""
+        """Count the matching documents in SQL (on PostgreSQL through asyncpg)."""
+        found = await self.backend.scalars_soon(
+            collection, lambda number: self._count_statement(number, filter))
+        if found is not None:
+            return int(found[0])
+
         def work(conn: sa.Connection) -> int:
             number = self.backend.number(conn, collection)
             if number is None:
