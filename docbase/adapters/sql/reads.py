@@ -105,10 +105,13 @@ class SqlDocumentReads:
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """The stored texts; hidden fields dropped in SQL (both dialects can) or here."""
-        # rows an OFFSET skips are computed too: PostgreSQL's rebuilt objects cost more
-        # than decoding the page here, so a deep page drops the fields in Python
-        in_sql = self._drops_fields_in_sql and (not query.skip or self.dialect.name == "sqlite")
+        """The stored texts; hidden fields dropped in SQL (SQLite's ``json_remove``) or here.
+
+        PostgreSQL has no such function for ``json``, and rebuilding each object from its
+        members there cost ~7 µs a document of the server's CPU against ~3-5 here
+        (``docs/benchmarks.md``, run 10): the one server all workers share does less.
+        """
+        in_sql = self._drops_fields_in_sql
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
             return [msgspec.Raw(body if not json_needs_decoding(body) else
@@ -182,6 +185,9 @@ class SqlDocumentReads:
             body = self.dialect.without_fields(table.c.body, hide)
         if split:  # the leading sorted path has an index: two streams, one served by it
             statement = pages.sorted_page(self.dialect, table, body, query)
+        elif (self.dialect.name == "postgresql" and query.skip and query.limit is not None
+              and query.filter == MATCH_ALL and not query.sort and query.after is None):
+            statement = pages.deferred_page(table, body, query)
         else:
             compiler = QueryCompiler(self.dialect, table)
             statement = (sa.select(body).select_from(table).where(compiler.where(query.filter))
