@@ -337,12 +337,17 @@ class Docbase(Contender):
         self.database = ""
 
     def cpu(self) -> dict[str, dict[int, int]]:
-        """As :meth:`Contender.cpu`, and the PostgreSQL processes of its database (``db``)."""
+        """As :meth:`Contender.cpu`, and the PostgreSQL sessions of its database (``db``).
+
+        Only client sessions: an autovacuum worker's seconds, spent when the server
+        chooses, fell on whichever measurement it overlapped.
+        """
         used = super().cpu()
         if self.database:
             pids = subprocess.run(
                 ["psql", self.postgres, "-Atc", "SELECT pid FROM pg_stat_activity WHERE "
-                 f"datname = '{self.database}'"], capture_output=True, text=True,
+                 f"datname = '{self.database}' AND backend_type = 'client backend'"],
+                capture_output=True, text=True,
                 check=False).stdout.split()
             used["db"] = cpu_ticks([int(pid) for pid in pids])
         return used
