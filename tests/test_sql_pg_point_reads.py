@@ -1,4 +1,4 @@
-"""PostgreSQL gets by id and plain lists go straight through asyncpg, the usual way when they cannot."""
+"""PostgreSQL gets by id and plain lists go through asyncpg, the usual way when they cannot."""
 
 from __future__ import annotations
 

@@ -1,14 +1,14 @@
 """A few asyncpg connections of a process's own, besides SQLAlchemy's pool.
 
-The short ways around SQLAlchemy on PostgreSQL (:mod:`.pg_point_reads`: gets and short
-lists; :mod:`.pg_inserts`: creates and updates) share one pool per engine
+The short ways around SQLAlchemy on PostgreSQL (:mod:`.pg_point_reads`: gets, plain
+lists and counts; :mod:`.pg_inserts`: creates and updates) share one pool per engine
 (:func:`pool_for`): up to :data:`CONNECTIONS` asyncpg connections, opened on first use,
 running only single statements in autocommit, so that a connection goes back to the idle
 list without a reset, and each statement is prepared once per connection (asyncpg's
 statement cache). A caller finding every connection busy waits for one: going the usual
-way instead costs several times the CPU of the wait (``docs/benchmarks.md``, runs 7 and
-10). When the process is on another event loop than the first one, the pool was closed,
-or a connection cannot be opened (then for :data:`RETRY_CONNECT_SECONDS`),
+way instead costs several times the CPU of the wait (``docs/benchmarks.md``, run 7 and
+pgspeed). When the process is on another event loop than the first one, the pool was
+closed, or a connection cannot be opened (then for :data:`RETRY_CONNECT_SECONDS`),
 :meth:`DirectConnections.take` answers ``None`` and the caller goes the usual way, which
 decides what an unreachable server means.
 

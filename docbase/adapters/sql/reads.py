@@ -109,7 +109,7 @@ class SqlDocumentReads:
 
         PostgreSQL has no such function for ``json``, and rebuilding each object from its
         members there cost ~7 µs a document of the server's CPU against ~3-5 here
-        (``docs/benchmarks.md``, run 10): the one server all workers share does less.
+        (``docs/benchmarks.md``, pgspeed): the one server all workers share does less.
         """
         in_sql = self._drops_fields_in_sql
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
