@@ -78,16 +78,15 @@ class Executor(Protocol):
     def body_now(self, number: int, document_id: str) -> Rows | None:
         """The body row of a document of table ``number`` on this thread, or ``None``."""
 
+    def number_now(self, collection: str) -> int | None:
+        """``collection``'s committed table number here (``NO_TABLE``: none), or ``None``."""
+
     async def body_soon(self, number: int, document_id: str) -> Rows | None:
         """As :meth:`body_now`, or by a short way of the engine's own; ``None``: not here."""
 
-    async def scalars_soon(self, number: int, statement: sa.Select[Any],
-                           params: Params | None, forget: Callable[[], None]
-                           ) -> list[Any] | None:
-        """As :meth:`scalars` by a short way of the engine's own; ``None``: not here.
-
-        ``forget`` is called when table ``number`` turned out to be gone.
-        """
+    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
+                           forget: Callable[[], None]) -> list[Any] | None:
+        """As :meth:`scalars` by the engine's short way (``forget``: table gone), or ``None``."""
 
     async def close(self) -> None:
         """Release the engine's connections and the executor's threads."""
@@ -140,9 +139,12 @@ class _Bounds:
         """See :meth:`Executor.body_now`."""
         return UNANSWERED
 
-    async def scalars_soon(self, number: int, statement: sa.Select[Any],
-                           params: Params | None, forget: Callable[[], None]
-                           ) -> list[Any] | None:
+    def number_now(self, collection: str) -> int | None:
+        """See :meth:`Executor.number_now`."""
+        return UNANSWERED
+
+    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
+                           forget: Callable[[], None]) -> list[Any] | None:
         """See :meth:`Executor.scalars_soon`."""
         return UNANSWERED
 
@@ -169,15 +171,13 @@ class AsyncEngineExecutor(_Bounds):
             return UNANSWERED
         return await self.points.body(number, document_id)
 
-    async def scalars_soon(self, number: int, statement: sa.Select[Any],
-                           params: Params | None, forget: Callable[[], None]
-                           ) -> list[Any] | None:
+    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
+                           forget: Callable[[], None]) -> list[Any] | None:
         """See :meth:`Executor.scalars_soon`."""
-        compiled = None if self.points is None else self._statements.compiled(statement,
-                                                                              params)
-        if compiled is None or self.points is None:
+        if self.points is None:
             return UNANSWERED
-        return await self.points.scalars(*compiled, forget)
+        compiled = self._statements.compiled(statement, params)
+        return UNANSWERED if compiled is None else await self.points.scalars(*compiled, forget)
 
     async def close(self) -> None:
         """See :meth:`Executor.close`."""
@@ -258,6 +258,10 @@ class SqliteFileExecutor(ThreadExecutor):
     def body_now(self, number: int, document_id: str) -> Rows | None:
         """See :meth:`Executor.body_now`."""
         return self.loop_reader.body(number, document_id)
+
+    def number_now(self, collection: str) -> int | None:
+        """See :meth:`Executor.number_now`."""
+        return self.loop_reader.number(collection)
 
     async def close(self) -> None:
         """See :meth:`Executor.close` (in the order the parts were stopped before)."""
