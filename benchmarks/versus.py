@@ -38,9 +38,15 @@ warm-up of every workload on every contender):
 
 The first run installs ``wrk`` (apt) and PocketBase, Litestar, Granian and msgspec into
 ``/tmp/versus-peers-venv``. Printed: one line per measurement, then the median req/s
-over rounds with the median of the per-round ratios to PocketBase [min-max], the median
-p99, and each server's resident memory after the load (the process and its children).
-Measurements are appended as JSON lines to ``--out``.
+over rounds with the median of the per-round ratios to PocketBase (or to the contender
+``--ratio-to`` names) [min-max], the median p99, the median CPU time per request (the
+server's processes, and for a PostgreSQL contender the server processes of its
+database besides: on a shared machine the fairer figure, as it counts the work and not
+the waiting), and each server's resident memory after the load (the process and its
+children). Measurements are appended as JSON lines to ``--out``.
+
+    python benchmarks/versus.py --only docbase-sqlite-w2,docbase-postgresql-w2 \
+        --ratio-to docbase-sqlite-w2 --workloads get_one,post_one,list_100
 """
 
 from __future__ import annotations
@@ -58,6 +64,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -106,21 +113,61 @@ def ms(text: str) -> float:
 
 
 def wrk(url: str, duration: int, script: str | None = None, env: dict[str, str] | None = None,
-        headers: tuple[str, ...] = ()) -> dict[str, Any]:
+        headers: tuple[str, ...] = (), cpu: Any = None) -> dict[str, Any]:
+    """Load ``url``; ``cpu``, if given, says the CPU seconds the server has used so far."""
     command = ["wrk", "-t", "1", "-c", "32", "-d", f"{duration}s", "--latency",
                "--timeout", "10s"]
     for header in headers:
         command += ["-H", header]
     if script:
         command += ["-s", str(HERE / script)]
+    before = cpu() if cpu else {}
     output = subprocess.run([*command, url], env={**os.environ, **(env or {})},
                             capture_output=True, text=True, check=False).stdout
+    after = cpu() if cpu else {}
     rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
     p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE)
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    done = re.search(r"(\d+) requests in", output)
+    requests = int(done.group(1)) if done else 0
+    used = {part: sum(ticks - before.get(part, {}).get(pid, 0) for pid, ticks in pids.items())
+            for part, pids in after.items()}  # a process started meanwhile: all its time
     return {"rps": float(rate.group(1)) if rate else 0.0,
             "p99_ms": ms(p99.group(1)) if p99 else float("nan"),
-            "non2xx": int(bad.group(1)) if bad else 0}
+            "non2xx": int(bad.group(1)) if bad else 0,
+            **{f"cpu_us_{part}": ticks / CLOCK_TICKS / max(1, requests) * 1e6
+               for part, ticks in used.items()}}
+
+
+CLOCK_TICKS = os.sysconf("SC_CLK_TCK")
+
+
+def cpu_ticks(pids: list[int]) -> dict[int, int]:
+    """User and system CPU ticks used so far by each of ``pids`` (gone ones left out)."""
+    ticks = {}
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        ticks[pid] = int(fields[11]) + int(fields[12])  # utime, stime
+    return ticks
+
+
+def tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
+    found, todo = [], [pid]
+    while todo:
+        process = todo.pop()
+        found.append(process)
+        try:
+            for task in os.listdir(f"/proc/{process}/task"):
+                with open(f"/proc/{process}/task/{task}/children") as children:
+                    todo += [int(c) for c in children.read().split()]
+        except OSError:
+            continue
+    return found
 
 
 def cpu_busy(interval: float = 0.5) -> float:
@@ -171,6 +218,10 @@ class Contender:
     headers: tuple[str, ...] = ()
     ids: list[str]
     process: subprocess.Popen[bytes] | None = None
+
+    def cpu(self) -> dict[str, dict[int, int]]:
+        """CPU ticks so far of the server's processes (``server``), per process."""
+        return {} if self.process is None else {"server": cpu_ticks(tree(self.process.pid))}
 
     def start(self) -> None:
         raise NotImplementedError
@@ -282,6 +333,24 @@ class Docbase(Contender):
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
         self.headers = ("X-Forwarded-Proto: https", f"x-apikey: {KEY}")
+        self.database_prefix = "versus_"
+        self.database = ""
+
+    def cpu(self) -> dict[str, dict[int, int]]:
+        """As :meth:`Contender.cpu`, and the PostgreSQL sessions of its database (``db``).
+
+        Only client sessions: an autovacuum worker's seconds, spent when the server
+        chooses, fell on whichever measurement it overlapped.
+        """
+        used = super().cpu()
+        if self.database:
+            pids = subprocess.run(
+                ["psql", self.postgres, "-Atc", "SELECT pid FROM pg_stat_activity WHERE "
+                 f"datname = '{self.database}' AND backend_type = 'client backend'"],
+                capture_output=True, text=True,
+                check=False).stdout.split()
+            used["db"] = cpu_ticks([int(pid) for pid in pids])
+        return used
 
     def start(self) -> None:
         data = tempfile.mkdtemp(prefix="versus-docbase-")
@@ -292,7 +361,8 @@ class Docbase(Contender):
         if self.storage == "memory":
             command += ["--storage", "memory://"]
         if self.storage == "postgresql":
-            database = f"versus_{self.port}_" + re.sub(r"\W", "_", self.name)
+            database = self.database = (f"{self.database_prefix}{self.port}_"
+                                        + re.sub(r"\W", "_", self.name))
             subprocess.run(["psql", self.postgres, "-q", "-c",
                             f"DROP DATABASE IF EXISTS {database} WITH (FORCE)", "-c",
                             f"CREATE DATABASE {database}"], check=True, capture_output=True)
@@ -309,6 +379,13 @@ class Docbase(Contender):
             page = [document(i) for i in range(start, start + 1000)]
             self.ids += [d["_id"] for d in http("POST", self.base + "/rest/items", page,
                                                 headers)]
+
+    def stop(self) -> None:
+        super().stop()
+        if self.database:  # dropped once measured: the server is shared
+            subprocess.run(["psql", self.postgres, "-q", "-c",
+                            f"DROP DATABASE IF EXISTS {self.database} WITH (FORCE)"],
+                           check=False, capture_output=True)
 
     def loads(self, ids_file: str) -> dict[str, Load | None]:
         ids = {"BENCH_IDS": ids_file, "BENCH_PREFIX": "/rest/items/"}
@@ -351,6 +428,7 @@ def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
                 for metrics in (False, True):
                     docbase = Docbase(venv, storage, workers, port, prefix, args.postgres,
                                       metrics=metrics)
+                    docbase.database_prefix = args.database_prefix
                     contenders[docbase.name] = docbase
                     port += 1
     return contenders
@@ -382,46 +460,68 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
                 if not load:
                     continue
                 settle(args.settle)
-                result = wrk(duration=args.duration, headers=contender.headers, **load)
+                result = wrk(duration=args.duration, headers=contender.headers,
+                             cpu=contender.cpu, **load)
                 rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
                              "contender": contender.name, "workload": workload,
                              "round": round_ + 1, **result})
                 print(f"round {round_ + 1} {contender.name:24} {workload:15} "
                       f"{result['rps']:>9.0f} req/s  p99 {result['p99_ms']:>8.1f} ms  "
-                      f"non2xx {result['non2xx']}", flush=True)
+                      f"non2xx {result['non2xx']}  cpu/req "
+                      f"{result.get('cpu_us_server', 0):.0f}+{result.get('cpu_us_db', 0):.0f} us",
+                      flush=True)
     memory = {c.name: rss_mib(c.process.pid) for c in chosen if c.process is not None}
     return rows, memory
 
 
+def table(title: str, names: list[str], workloads: list[str],
+          cell: Callable[[str, str], str | None]) -> None:
+    """Print one row per workload, one column per contender (``None``: not measured)."""
+    print(f"\n{title}")
+    print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
+    for workload in workloads:
+        print(f"{workload:15} " + " ".join(
+            f"{cell(name, workload) or '-':>30}" for name in names))
+
+
 def report(rows: list[dict[str, Any]], names: list[str], workloads: list[str],
-           memory: dict[str, float]) -> None:
+           memory: dict[str, float], reference: str = "pocketbase") -> None:
     got = {(r["contender"], r["workload"], r["round"]): r for r in rows}
     rounds = sorted({r["round"] for r in rows})
-    print("\nmedian req/s over rounds (median of per-round ratios to pocketbase [min-max])")
-    print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
-    for workload in workloads:
-        cells = []
-        for name in names:
-            here = [got[(name, workload, r)] for r in rounds if (name, workload, r) in got]
-            if not here:
-                cells.append(f"{'-':>30}")
-                continue
-            ratios = [got[(name, workload, r)]["rps"] / got[("pocketbase", workload, r)]["rps"]
-                      for r in rounds if (name, workload, r) in got
-                      and got.get(("pocketbase", workload, r), {}).get("rps")]
-            cell = f"{statistics.median(row['rps'] for row in here):>9.0f}"
-            if ratios:
-                cell += (f" ({statistics.median(ratios):4.2f}x "
-                         f"[{min(ratios):.2f}-{max(ratios):.2f}])")
-            cells.append(f"{cell:>30}")
-        print(f"{workload:15} " + " ".join(cells))
-    print("\nmedian p99 latency, ms")
-    print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
-    for workload in workloads:
-        values = [[got[(n, workload, r)]["p99_ms"] for r in rounds if (n, workload, r) in got]
-                  for n in names]
-        print(f"{workload:15} " + " ".join(
-            f"{statistics.median(v):>30.1f}" if v else f"{'-':>30}" for v in values))
+
+    def measured(name: str, workload: str) -> list[dict[str, Any]]:
+        return [got[(name, workload, r)] for r in rounds if (name, workload, r) in got]
+
+    def rate(name: str, workload: str) -> str | None:
+        here = measured(name, workload)
+        if not here:
+            return None
+        ratios = [got[(name, workload, r)]["rps"] / got[(reference, workload, r)]["rps"]
+                  for r in rounds if (name, workload, r) in got
+                  and got.get((reference, workload, r), {}).get("rps")]
+        cell = f"{statistics.median(row['rps'] for row in here):>9.0f}"
+        if ratios:
+            cell += (f" ({statistics.median(ratios):4.2f}x "
+                     f"[{min(ratios):.2f}-{max(ratios):.2f}])")
+        return cell
+
+    def p99(name: str, workload: str) -> str | None:
+        here = measured(name, workload)
+        return f"{statistics.median(row['p99_ms'] for row in here):.1f}" if here else None
+
+    def cpu(name: str, workload: str) -> str | None:
+        here = measured(name, workload)
+        if not here:
+            return None
+        server = statistics.median(row.get("cpu_us_server", 0.0) for row in here)
+        db = statistics.median(row.get("cpu_us_db", 0.0) for row in here)
+        return f"{server:.0f} + {db:.0f} = {server + db:.0f}"
+
+    table(f"median req/s over rounds (median of per-round ratios to {reference} [min-max])",
+          names, workloads, rate)
+    table("median p99 latency, ms", names, workloads, p99)
+    table("median CPU per request, us: server processes + database server (PostgreSQL)",
+          names, workloads, cpu)
     print("\nresident memory after the load, MiB (process and its children)")
     print(" ".join(f"{n}={memory.get(n, float('nan')):.0f}" for n in names))
 
@@ -446,6 +546,10 @@ def main() -> None:
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1/test",
                         help="an existing database on the server (psql connects to it)")
     parser.add_argument("--out", default="/tmp/versus.jsonl", help="JSON lines appended here")
+    parser.add_argument("--ratio-to", default="pocketbase",
+                        help="the contender every other is compared with, round by round")
+    parser.add_argument("--database-prefix", default="versus_",
+                        help="start of the PostgreSQL contenders' database names")
     args = parser.parse_args()
     for venv in filter(None, (args.docbase_venv, args.baseline_venv)):
         if not (venv / "bin" / "docbase").exists():
@@ -469,7 +573,7 @@ def main() -> None:
     with open(args.out, "a") as out:
         for row in rows:
             out.write(json.dumps(row) + "\n")
-    report(rows, names, workloads, memory)
+    report(rows, names, workloads, memory, args.ratio_to)
 
 
 if __name__ == "__main__":

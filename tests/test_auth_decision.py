@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import re
 
 import pytest
@@ -152,6 +153,64 @@ async def test_cache_fetch_loads_once_per_ttl_and_stores_no_failure() -> None:
     with pytest.raises(Unauthorized):
         await cache.fetch(NUMBERS, "missing", fail)
     assert cache.get(NUMBERS, "missing") is None
+
+
+async def test_concurrent_fetches_of_one_key_share_one_load() -> None:
+    cache = SystemCache(ttl=1.0, clock=FakeClock())
+    started, release = asyncio.Event(), asyncio.Event()
+    loads: list[str] = []
+
+    async def load() -> int:
+        loads.append("load")
+        started.set()
+        await release.wait()
+        return 7
+
+    first = asyncio.ensure_future(cache.fetch(NUMBERS, "n", load))
+    await started.wait()
+    others = [asyncio.ensure_future(cache.fetch(NUMBERS, "n", load)) for _ in range(5)]
+    await asyncio.sleep(0)
+    first.cancel()  # the caller that started the load goes away: the load runs on
+    release.set()
+    assert await asyncio.gather(*others) == [7] * 5
+    assert loads == ["load"]
+    assert cache.get(NUMBERS, "n") == 7
+    with pytest.raises(asyncio.CancelledError):
+        await first
+
+
+async def test_a_failed_shared_load_fails_every_caller_and_stores_nothing() -> None:
+    cache = SystemCache(clock=FakeClock())
+    release = asyncio.Event()
+
+    async def fail() -> int:
+        await release.wait()
+        raise Unauthorized("unknown API key")
+
+    callers = [asyncio.ensure_future(cache.fetch(NUMBERS, "n", fail)) for _ in range(3)]
+    await asyncio.sleep(0)
+    release.set()
+    results = await asyncio.gather(*callers, return_exceptions=True)
+    assert [type(r) for r in results] == [Unauthorized] * 3
+    assert cache.get(NUMBERS, "n") is None
+
+
+async def test_a_load_under_way_when_the_key_changes_is_not_stored() -> None:
+    cache = SystemCache(clock=FakeClock())
+    release = asyncio.Event()
+    values = iter([1, 2])
+
+    async def load() -> int:
+        await release.wait()
+        return next(values)
+
+    stale = asyncio.ensure_future(cache.fetch(NUMBERS, "n", load))
+    await asyncio.sleep(0)
+    cache.invalidate(NUMBERS, "n")  # written meanwhile: what the load read may be old
+    fresh = asyncio.ensure_future(cache.fetch(NUMBERS, "n", load))
+    release.set()
+    assert sorted(await asyncio.gather(stale, fresh)) == [1, 2]
+    assert cache.get(NUMBERS, "n") == 2
 
 
 def test_full_namespace_evicts_its_oldest_entry_only() -> None:

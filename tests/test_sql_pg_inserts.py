@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
-from docbase.adapters.sql.pg_inserts import CONNECTIONS
+from docbase.adapters.sql.pg_connections import CONNECTIONS
 from docbase.core.errors import BackendError, Conflict, NotFound, VersionMismatch
 from docbase.core.query import MATCH_ALL, Eq, Query
 from docbase.core.update import parse_update
@@ -131,14 +131,14 @@ async def test_connections_closed_while_idle_are_not_used(
     await store.insert("items", [numbered(2)])
     inserter = store._inserter
     assert inserter is not None
-    assert inserter._idle
-    pids = [connection.get_server_pid() for connection in inserter._idle]
+    assert inserter.pool._idle
+    pids = [connection.get_server_pid() for connection in inserter.pool._idle]
     async with sql_backend(url) as (other, _blobs), other.engine.connect() as killer:
         for pid in pids:  # as a server restart does
             await killer.execute(sa.text("SELECT pg_terminate_backend(:pid)"), {"pid": pid})
     for _ in range(100):
         await asyncio.sleep(0.02)
-        if all(connection.is_closed() for connection in inserter._idle):
+        if all(connection.is_closed() for connection in inserter.pool._idle):
             break
     refuse_usual_path(store, monkeypatch)
     await store.insert("items", [numbered(3)])
@@ -154,7 +154,7 @@ async def test_concurrent_creates_beyond_the_connections_are_all_stored(
     await asyncio.gather(*(store.insert("items", [numbered(n)]) for n in range(1, 41)))
     assert await store.count("items", MATCH_ALL) == 41
     assert store._inserter is not None
-    assert store._inserter._open <= CONNECTIONS
+    assert store._inserter.pool._open <= CONNECTIONS
 
 
 async def test_a_collection_recreated_elsewhere_gets_the_insert(

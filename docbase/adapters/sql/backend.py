@@ -126,6 +126,18 @@ class SqlBackend:
             return UNANSWERED
         return self.executor.scalars_now(number, statement(number), params)
 
+    async def scalars_soon(self, collection: str, statement: Callable[[int], sa.Select[Any]],
+                           params: Mapping[str, Any] | None = None) -> list[Any] | None:
+        """As :meth:`scalars`, on PostgreSQL through asyncpg; ``None``: ask the usual way.
+
+        For statements that need nothing else of the connection (no index look-up).
+        """
+        number = self.cached_number(collection)
+        if number is None:
+            return UNANSWERED
+        return await self.executor.scalars_soon(statement(number), params,
+                                                lambda: self.forget(collection))
+
     def cached_number(self, collection: str) -> int | None:
         """The table number of ``collection`` if this process knows it (no query)."""
         return self._tables.get(collection) if self._ready else None

@@ -8,8 +8,9 @@ else asks what the engine is:
 - :class:`AsyncEngineExecutor`, an :class:`~sqlalchemy.ext.asyncio.AsyncEngine`
   (PostgreSQL with asyncpg, or any engine a caller hands in): the work runs on its
   synchronous facade in one greenlet (checkout, work and return together, as
-  ``AsyncConnection.run_sync`` runs the work alone); PostgreSQL point reads go straight
-  through asyncpg (:mod:`.pg_point_reads`).
+  ``AsyncConnection.run_sync`` runs the work alone); PostgreSQL point reads and lists
+  without filter or sort go straight through asyncpg (:mod:`.pg_point_reads`), their
+  statements compiled once (:class:`~.driver_rows.DriverStatements`).
 - :class:`ThreadExecutor`, a synchronous :class:`~sqlalchemy.Engine` (what
   ``from_url`` builds for SQLite): the work runs in a worker thread, so that a whole
   operation costs one hop between the event loop and a thread rather than several per
@@ -78,13 +79,14 @@ class Executor(Protocol):
         """The body row of a document of table ``number`` on this thread, or ``None``."""
 
     def number_now(self, collection: str) -> int | None:
-        """``collection``'s committed table number on this thread, or ``None``.
-
-        ``NO_TABLE``: the collection has none; ``None``: ask with :meth:`run`.
-        """
+        """``collection``'s committed table number here (``NO_TABLE``: none), or ``None``."""
 
     async def body_soon(self, number: int, document_id: str) -> Rows | None:
         """As :meth:`body_now`, or by a short way of the engine's own; ``None``: not here."""
+
+    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
+                           forget: Callable[[], None]) -> list[Any] | None:
+        """As :meth:`scalars` by the engine's short way (``forget``: table gone), or ``None``."""
 
     async def close(self) -> None:
         """Release the engine's connections and the executor's threads."""
@@ -141,6 +143,11 @@ class _Bounds:
         """See :meth:`Executor.number_now`."""
         return UNANSWERED
 
+    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
+                           forget: Callable[[], None]) -> list[Any] | None:
+        """See :meth:`Executor.scalars_soon`."""
+        return UNANSWERED
+
 
 class AsyncEngineExecutor(_Bounds):
     """An :class:`AsyncEngine`: work in one greenlet; asyncpg point reads."""
@@ -150,6 +157,7 @@ class AsyncEngineExecutor(_Bounds):
         super().__init__(dialect, query_timeout, engine)
         self.engine = engine
         self.points: PgPointReader | None = pg_point_reads.reader_for(engine)
+        self._statements = DriverStatements(engine.sync_engine)
 
     async def run(self, work: Work[T], *, write: bool) -> T:
         """Run ``work`` (see :meth:`Executor.run`)."""
@@ -162,6 +170,14 @@ class AsyncEngineExecutor(_Bounds):
         if self.points is None:
             return UNANSWERED
         return await self.points.body(number, document_id)
+
+    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
+                           forget: Callable[[], None]) -> list[Any] | None:
+        """See :meth:`Executor.scalars_soon`."""
+        if self.points is None:
+            return UNANSWERED
+        compiled = self._statements.compiled(statement, params)
+        return UNANSWERED if compiled is None else await self.points.scalars(*compiled, forget)
 
     async def close(self) -> None:
         """See :meth:`Executor.close`."""

@@ -1,11 +1,14 @@
 """A few asyncpg connections of a process's own, besides SQLAlchemy's pool.
 
-The short ways around SQLAlchemy on PostgreSQL (:mod:`.pg_point_reads`,
-:mod:`.pg_inserts`) each keep up to a fixed number of asyncpg connections, opened on
-first use, running only single statements in autocommit, so that a connection goes back
-to the idle list without a reset. When every connection is busy (unless callers queue
-for one), the process is on another event loop than the first one, or a connection
-cannot be opened (then for :data:`RETRY_CONNECT_SECONDS`),
+The short ways around SQLAlchemy on PostgreSQL (:mod:`.pg_point_reads`: gets, plain
+lists and counts; :mod:`.pg_inserts`: creates and updates) share one pool per engine
+(:func:`pool_for`): up to :data:`CONNECTIONS` asyncpg connections, opened on first use,
+running only single statements in autocommit, so that a connection goes back to the idle
+list without a reset, and each statement is prepared once per connection (asyncpg's
+statement cache). A caller finding every connection busy waits for one: going the usual
+way instead costs several times the CPU of the wait (``docs/benchmarks.md``, run 7 and
+pgspeed). When the process is on another event loop than the first one, the pool was
+closed, or a connection cannot be opened (then for :data:`RETRY_CONNECT_SECONDS`),
 :meth:`DirectConnections.take` answers ``None`` and the caller goes the usual way, which
 decides what an unreachable server means.
 
@@ -23,6 +26,13 @@ from typing import Any
 
 Connect = Callable[[], Awaitable[Any]]
 _connectors: weakref.WeakKeyDictionary[Any, Connect] = weakref.WeakKeyDictionary()
+_pools: weakref.WeakKeyDictionary[Any, DirectConnections] = weakref.WeakKeyDictionary()
+
+CONNECTIONS = 8
+"""The most asyncpg connections one process opens per engine, besides SQLAlchemy's pool.
+
+Two workers on two cores are busy with 8 statements in flight each (more commits in
+flight share a WAL flush, run 7); two workers then hold 16 such connections."""
 
 RETRY_CONNECT_SECONDS = 5.0
 """How long after a failed connect the short way is not tried (the usual way answers)."""
@@ -36,6 +46,21 @@ def register(engine: Any, connect: Connect) -> None:
 def connector_for(engine: Any) -> Connect | None:
     """How to connect to ``engine``'s database, or ``None`` when it was not registered."""
     return _connectors.get(engine)
+
+
+def pool_for(engine: Any) -> DirectConnections | None:
+    """The process's queued connections to ``engine``'s database (``None``: not registered).
+
+    One pool per engine, shared by its point reads, lists and single-statement writes;
+    a pool that was closed is replaced by a new one (an engine opened again).
+    """
+    pool = _pools.get(engine)
+    if pool is None or pool.closed:
+        connect = connector_for(engine)
+        if connect is None:
+            return None
+        pool = _pools[engine] = DirectConnections(connect, CONNECTIONS, queue=True)
+    return pool
 
 
 class DirectConnections:
@@ -55,6 +80,11 @@ class DirectConnections:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._closed = False
         self._retry_at = 0.0
+
+    @property
+    def closed(self) -> bool:
+        """Whether :meth:`close` was called (then :meth:`take` answers ``None``)."""
+        return self._closed
 
     async def take(self) -> Any:
         """An idle or new connection, or ``None``: go the usual way."""

@@ -3,8 +3,9 @@
 A create through SQLAlchemy's asyncio engine is a pool checkout in a greenlet, ``BEGIN``,
 the ``INSERT``, ``COMMIT``: three round trips and SQLAlchemy's execution layers for one
 row (``docs/benchmarks.md``, run 7). :class:`PgInserter` runs the one ``INSERT ...
-VALUES`` in autocommit on an asyncpg connection of its own (:mod:`.pg_connections`, at
-most :data:`CONNECTIONS`), prepared once per connection and table: one round trip. A
+VALUES`` in autocommit on one of the process's queued asyncpg connections
+(:func:`.pg_connections.pool_for`, shared with the point reads), prepared once per
+connection and table: one round trip. A
 statement in autocommit is its own transaction, atomic, and acknowledged only once
 committed (the server's ``synchronous_commit`` as for every other write); the
 connections carry the engine's ``statement_timeout`` and ``lock_timeout``.
@@ -33,11 +34,8 @@ from typing import Any
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
 from docbase.adapters.sql.errors import MissingTable, translated
-from docbase.adapters.sql.pg_connections import DirectConnections, connector_for
+from docbase.adapters.sql.pg_connections import DirectConnections, pool_for
 from docbase.core.errors import BackendError
-
-CONNECTIONS = 8
-"""The most asyncpg connections one inserter opens (besides SQLAlchemy's pool)."""
 
 
 def insert_sql(number: int) -> str:
@@ -58,16 +56,16 @@ def insert_many_sql(number: int) -> str:
 def inserter_for(engine: Any, number: Callable[[str], int | None],
                  forget: Callable[[str], None]) -> PgInserter | None:
     """Return an inserter for ``engine``, or ``None`` when it has no short way."""
-    connect = connector_for(engine)
-    return None if connect is None else PgInserter(connect, number, forget)
+    pool = pool_for(engine)
+    return None if pool is None else PgInserter(pool, number, forget)
 
 
-class PgInserter(DirectConnections):
-    """One-row inserts over up to :data:`CONNECTIONS` asyncpg connections."""
+class PgInserter:
+    """Single-statement writes over the process's queued asyncpg connections."""
 
-    def __init__(self, connect: Any, number: Callable[[str], int | None],
+    def __init__(self, pool: DirectConnections, number: Callable[[str], int | None],
                  forget: Callable[[str], None]) -> None:
-        super().__init__(connect, CONNECTIONS, queue=True)
+        self.pool = pool
         self._number = number
         self._forget = forget
         self._statements: dict[tuple[Callable[[int], str], int], str] = {}
@@ -102,9 +100,8 @@ class PgInserter(DirectConnections):
     async def read(self, collection: str, document_id: str) -> list[tuple[str]] | None:
         """The body row an update starts from (``[]``: none); ``None``: go the usual way.
 
-        On these queued connections rather than the point reader's, which go the costly
-        usual way whenever all are busy: an update's read and write then cost one
-        connection's two round trips.
+        Unlike a get, a connection lost here is reported (``BackendError``), as the
+        write that follows it would be.
         """
         rows = await self._run(collection, _read_sql, (document_id,), fetch=True)
         return None if rows is None else [(row[0],) for row in rows]
@@ -115,7 +112,7 @@ class PgInserter(DirectConnections):
         number = self._number(collection)
         if number is None:
             return None
-        connection = await self.take()
+        connection = await self.pool.take()
         if connection is None:
             return None
         key = (sql, number)
@@ -126,19 +123,23 @@ class PgInserter(DirectConnections):
             run = connection.fetch if fetch else connection.execute
             result = await run(statement, *arguments)
         except self._server_error as exc:  # the statement failed; the connection is sound
-            await self.give_back(connection)
+            await self.pool.give_back(connection)
             error = translated(str(getattr(exc, "sqlstate", "") or ""), str(exc))
             if isinstance(error, MissingTable):  # dropped elsewhere: nothing was written
                 self._forget(collection)
                 return None
             raise error from exc
         except BaseException as exc:  # lost, or cancelled half-way: the answer is unknown
-            self.drop(connection)
+            self.pool.drop(connection)
             if isinstance(exc, Exception):
                 raise BackendError(f"database unavailable: {exc}") from exc
             raise
-        await self.give_back(connection)
+        await self.pool.give_back(connection)
         return result
+
+    async def close(self) -> None:
+        """Close the pool's idle connections."""
+        await self.pool.close()
 
 
 def _read_sql(number: int) -> str:

@@ -14,7 +14,6 @@ from typing import Any
 
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
-from sqlalchemy.dialects.postgresql import aggregate_order_by
 from typing_extensions import override
 
 from docbase.adapters.sql import pg_order, pg_regex
@@ -146,24 +145,6 @@ class PostgresDialect(Dialect):
     @override
     def body_text(self, body: Expr) -> Expr:
         return sa.cast(body, sa.Text)
-
-    @override
-    def without_fields(self, body: Expr, fields: Sequence[str]) -> Expr | None:
-        # the object written again from its members' stored text: json_each of a json
-        # value yields each member's text as stored, in stored order (number spelling,
-        # nested key order); to_json escapes keys as msgspec wrote them
-        members = sa.func.json_each(body).table_valued(
-            "key", "value", with_ordinality="n", name="m", joins_implicitly=True
-        ).render_derived()
-        member = (sa.cast(sa.func.to_json(members.c.key), sa.Text)
-                  .concat(sql_string(":")).concat(sa.cast(members.c.value, sa.Text)))
-        joined = sa.func.string_agg(member, aggregate_order_by(sql_string(","), members.c.n),
-                                    type_=sa.Text)
-        rebuilt = (sa.select(sql_string("{").concat(sa.func.coalesce(joined, sql_string("")))
-                             .concat(sql_string("}")))
-                   .select_from(members)
-                   .where(members.c.key.not_in([sql_string(name) for name in fields])))
-        return rebuilt.scalar_subquery()
 
     @override
     def unique_key(self, value: JsonValue) -> Expr:

@@ -105,10 +105,13 @@ class SqlDocumentReads:
     async def find_encoded(
         self, collection: str, query: Query, *, hide: Sequence[str]
     ) -> list[msgspec.Raw]:
-        """The stored texts; hidden fields dropped in SQL (both dialects can) or here."""
-        # rows an OFFSET skips are computed too: PostgreSQL's rebuilt objects cost more
-        # than decoding the page here, so a deep page drops the fields in Python
-        in_sql = self._drops_fields_in_sql and (not query.skip or self.dialect.name == "sqlite")
+        """The stored texts; hidden fields dropped in SQL (SQLite's ``json_remove``) or here.
+
+        PostgreSQL has no such function for ``json``, and rebuilding each object from its
+        members there cost ~7 µs a document of the server's CPU against ~3-5 here
+        (``docs/benchmarks.md``, pgspeed): the one server all workers share does less.
+        """
+        in_sql = self._drops_fields_in_sql
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
             return [msgspec.Raw(body if not json_needs_decoding(body) else
@@ -120,11 +123,16 @@ class SqlDocumentReads:
 
     async def _find_bodies(self, collection: str, query: Query, hide: Sequence[str]) -> list[str]:
         after = keyset.parameters(query, self.dialect)
-        if (query.filter == MATCH_ALL and not query.sort and query.limit is not None
-                and query.skip + query.limit <= PAGE_ROWS):  # a short walk of the key index
-            # (a cursor without a sort is a seek in that index: as short a walk)
-            found = self.backend.scalars_now(
-                collection, lambda number: self._find_statement(number, query, hide), after)
+        if query.filter == MATCH_ALL and not query.sort and query.limit is not None:
+            # a walk of the key index (a cursor without a sort is a seek in it), needing
+            # no index look-up: on the loop's thread if short (SQLite), or through asyncpg
+            def statement(number: int) -> sa.Select[Any]:
+                return self._find_statement(number, query, hide)
+
+            found = (self.backend.scalars_now(collection, statement, after)
+                     if query.skip + query.limit <= PAGE_ROWS else None)
+            if found is None:
+                found = await self.backend.scalars_soon(collection, statement, after)
             if found is not None:
                 return found
 
@@ -177,6 +185,9 @@ class SqlDocumentReads:
             body = self.dialect.without_fields(table.c.body, hide)
         if split:  # the leading sorted path has an index: two streams, one served by it
             statement = pages.sorted_page(self.dialect, table, body, query)
+        elif (self.dialect.name == "postgresql" and query.skip and query.limit is not None
+              and query.filter == MATCH_ALL and not query.sort and query.after is None):
+            statement = pages.deferred_page(table, body, query)
         else:
             compiler = QueryCompiler(self.dialect, table)
             statement = (sa.select(body).select_from(table).where(compiler.where(query.filter))
@@ -192,7 +203,12 @@ class SqlDocumentReads:
         return statement
 
     async def count(self, collection: str, filter: Filter) -> int:
-        """Count the matching documents in SQL."""
+        """Count the matching documents in SQL (on PostgreSQL through asyncpg)."""
+        found = await self.backend.scalars_soon(
+            collection, lambda number: self._count_statement(number, filter))
+        if found is not None:
+            return int(found[0])
+
         def work(conn: sa.Connection) -> int:
             number = self.backend.number(conn, collection)
             if number is None:

@@ -16,6 +16,10 @@ origin, ...), and forgets it again:
   more evicts the oldest. Lookups keyed by what a client sends (an ``Origin`` header,
   a wrong key) thus cannot grow the process without limit.
 - Failed lookups are not cached: a loader that raises stores nothing.
+- **One load at a time.** Callers asking for the same key while its load is under way
+  wait for that load (:meth:`SystemCache.fetch`) rather than each reading the store: when
+  an entry expires under load, every request in flight would otherwise read it again
+  at once.
 
 The cache is per process and per database (``Database.auth_cache``), never shared
 between databases, so a key of one database means nothing to another.
@@ -23,10 +27,11 @@ between databases, so a key of one database means nothing to another.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
-from typing import Generic, TypeVar, cast
+from typing import Any, Generic, TypeVar, cast
 
 V = TypeVar("V")
 
@@ -78,6 +83,7 @@ class SystemCache:
         self.max_entries = max_entries
         self._clock = clock
         self._spaces: dict[str, OrderedDict[Hashable, tuple[float, object]]] = {}
+        self._loading: dict[tuple[str, Hashable], asyncio.Task[Any]] = {}
 
     def get(self, namespace: Namespace[V], key: Hashable) -> V | None:
         """Return the fresh value stored under ``key``, else ``None`` (absent or stale)."""
@@ -86,6 +92,7 @@ class SystemCache:
 
     def put(self, namespace: Namespace[V], key: Hashable, value: V) -> None:
         """Store ``value`` under ``key``, evicting the oldest entry when the namespace is full."""
+        self._loading.pop((namespace.name, key), None)  # newer than a load under way
         entries = self._spaces.setdefault(namespace.name, OrderedDict())
         entries.pop(key, None)
         while len(entries) >= self.max_entries:
@@ -97,27 +104,51 @@ class SystemCache:
     ) -> V:
         """Return the fresh value under ``key``, else ``await load()``, store and return it.
 
+        While one caller's load of ``key`` is under way, other callers wait for its
+        value; the load runs on even if the caller that started it is cancelled.
+
         Raises:
-            Exception: whatever ``load`` raises; nothing is stored then.
+            Exception: whatever ``load`` raises (to every caller waiting for it);
+                nothing is stored then.
 
         """
         found = self._lookup(namespace, key)
         if found is not _ABSENT:
             return cast(V, found)
-        value = await load()
-        self.put(namespace, key, value)
-        return value
+        flight = (namespace.name, key)
+        task = self._loading.get(flight)
+        if task is None or task.get_loop() is not asyncio.get_running_loop():
+            task = asyncio.ensure_future(load())
+            self._loading[flight] = task
+            task.add_done_callback(lambda done: self._loaded(namespace, key, done))
+        return cast(V, await asyncio.shield(task))
+
+    def _loaded(self, namespace: Namespace[V], key: Hashable, task: asyncio.Task[Any]) -> None:
+        """Store what a load found, unless the key was invalidated while it ran."""
+        flight = (namespace.name, key)
+        if self._loading.get(flight) is not task:
+            if not task.cancelled():
+                task.exception()  # retrieved: it was (or will be) raised to its callers
+            return
+        del self._loading[flight]
+        if not task.cancelled() and task.exception() is None:
+            self.put(namespace, key, task.result())
 
     def invalidate(self, namespace: Namespace[V], key: Hashable = _ABSENT) -> None:
         """Forget ``key`` of ``namespace``, or the whole namespace when no key is given."""
         if key is _ABSENT:
             self._spaces.pop(namespace.name, None)
-        elif namespace.name in self._spaces:
-            self._spaces[namespace.name].pop(key, None)
+            for flight in [f for f in self._loading if f[0] == namespace.name]:
+                del self._loading[flight]  # what it read may predate the change
+        else:
+            self._loading.pop((namespace.name, key), None)
+            if namespace.name in self._spaces:
+                self._spaces[namespace.name].pop(key, None)
 
     def clear(self) -> None:
         """Forget everything."""
         self._spaces.clear()
+        self._loading.clear()
 
     def __len__(self) -> int:
         return sum(len(entries) for entries in self._spaces.values())

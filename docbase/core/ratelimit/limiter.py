@@ -57,8 +57,10 @@ class RateLimiter:
             return
         known = self.cache.get(_FAILURES, address)
         if known is None or known.over:
-            known = await peek(self.store, "failed", address, self.limits.rate_window)
-            self.cache.put(_FAILURES, address, known)
+            if known is not None:
+                self.cache.invalidate(_FAILURES, address)
+            known = await self.cache.fetch(_FAILURES, address, lambda: peek(
+                self.store, "failed", address, self.limits.rate_window))
         if known.hits >= self.limits.max_failed_credentials:
             raise _refused("failed_credentials", _TOO_MANY_FAILURES, known)
 
