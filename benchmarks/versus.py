@@ -38,8 +38,12 @@ warm-up of every workload on every contender):
 
 The first run installs ``wrk`` (apt) and PocketBase, Litestar, Granian and msgspec into
 ``/tmp/versus-peers-venv``. Printed: one line per measurement, then the median req/s
-over rounds with the median of the per-round ratios to PocketBase [min-max], the median
-p99, and each server's resident memory after the load (the process and its children).
+and the median CPU time the server's processes (the server and its workers, from
+``/proc``) spent per request served, each over rounds with the median of the per-round
+ratios to the first contender of ``--only`` (PocketBase by default) [min-max], the
+median p99, and each server's resident memory after the load (the process and its
+children). On a machine shared with other work the CPU a request costs moves much less
+than the requests per second: compare versions by it.
 Measurements are appended as JSON lines to ``--out``.
 """
 
@@ -118,7 +122,9 @@ def wrk(url: str, duration: int, script: str | None = None, env: dict[str, str] 
     rate = re.search(r"Requests/sec:\s+([\d.]+)", output)
     p99 = re.search(r"^\s+99%\s+(\S+)", output, re.MULTILINE)
     bad = re.search(r"Non-2xx or 3xx responses: (\d+)", output)
+    served = re.search(r"(\d+) requests in", output)
     return {"rps": float(rate.group(1)) if rate else 0.0,
+            "served": int(served.group(1)) if served else 0,
             "p99_ms": ms(p99.group(1)) if p99 else float("nan"),
             "non2xx": int(bad.group(1)) if bad else 0}
 
@@ -142,21 +148,46 @@ def settle(limit: float = 60) -> None:
         pass
 
 
-def rss_mib(pid: int) -> float:
-    """Resident memory of a process and all its descendants, MiB."""
-    total, todo = 0, [pid]
+def family(pid: int) -> list[int]:
+    """A process and all its descendants (a server's supervisor and its workers)."""
+    found, todo = [], [pid]
     while todo:
         process = todo.pop()
+        found.append(process)
+        try:
+            for task in os.listdir(f"/proc/{process}/task"):
+                with open(f"/proc/{process}/task/{task}/children") as children:
+                    todo += [int(c) for c in children.read().split()]
+        except OSError:
+            continue
+    return found
+
+
+def rss_mib(pid: int) -> float:
+    """Resident memory of a process and all its descendants, MiB."""
+    total = 0
+    for process in family(pid):
         try:
             with open(f"/proc/{process}/status") as status:
                 total += next(int(line.split()[1]) for line in status
                               if line.startswith("VmRSS:"))
-            for task in os.listdir(f"/proc/{process}/task"):
-                with open(f"/proc/{process}/task/{task}/children") as children:
-                    todo += [int(c) for c in children.read().split()]
         except (OSError, StopIteration):
             continue
     return total / 1024
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user and system) a process and its descendants have spent so far."""
+    tick = os.sysconf("SC_CLK_TCK")
+    total = 0
+    for process in family(pid):
+        try:
+            with open(f"/proc/{process}/stat") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += int(fields[11]) + int(fields[12])  # utime, stime (fields 14 and 15)
+    return total / tick
 
 
 def port_free(base: str) -> bool:
@@ -382,12 +413,17 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
                 if not load:
                     continue
                 settle(args.settle)
+                pid = contender.process.pid if contender.process else None
+                cpu = cpu_seconds(pid) if pid else 0.0
                 result = wrk(duration=args.duration, headers=contender.headers, **load)
+                result["cpu_us"] = ((cpu_seconds(pid) - cpu) * 1e6 / result["served"]
+                                    if pid and result["served"] else float("nan"))
                 rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
                              "contender": contender.name, "workload": workload,
                              "round": round_ + 1, **result})
                 print(f"round {round_ + 1} {contender.name:24} {workload:15} "
-                      f"{result['rps']:>9.0f} req/s  p99 {result['p99_ms']:>8.1f} ms  "
+                      f"{result['rps']:>9.0f} req/s  {result['cpu_us']:>6.0f} CPU us/req  "
+                      f"p99 {result['p99_ms']:>8.1f} ms  "
                       f"non2xx {result['non2xx']}", flush=True)
     memory = {c.name: rss_mib(c.process.pid) for c in chosen if c.process is not None}
     return rows, memory
@@ -397,24 +433,28 @@ def report(rows: list[dict[str, Any]], names: list[str], workloads: list[str],
            memory: dict[str, float]) -> None:
     got = {(r["contender"], r["workload"], r["round"]): r for r in rows}
     rounds = sorted({r["round"] for r in rows})
-    print("\nmedian req/s over rounds (median of per-round ratios to pocketbase [min-max])")
-    print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
-    for workload in workloads:
-        cells = []
-        for name in names:
-            here = [got[(name, workload, r)] for r in rounds if (name, workload, r) in got]
-            if not here:
-                cells.append(f"{'-':>30}")
-                continue
-            ratios = [got[(name, workload, r)]["rps"] / got[("pocketbase", workload, r)]["rps"]
-                      for r in rounds if (name, workload, r) in got
-                      and got.get(("pocketbase", workload, r), {}).get("rps")]
-            cell = f"{statistics.median(row['rps'] for row in here):>9.0f}"
-            if ratios:
-                cell += (f" ({statistics.median(ratios):4.2f}x "
-                         f"[{min(ratios):.2f}-{max(ratios):.2f}])")
-            cells.append(f"{cell:>30}")
-        print(f"{workload:15} " + " ".join(cells))
+    for figure, unit in (("rps", "req/s"), ("cpu_us", "CPU us per request (server processes)")):
+        print(f"\nmedian {unit} over rounds (median of per-round ratios to {names[0]} "
+              "[min-max])")
+        print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
+        for workload in workloads:
+            cells = []
+            for name in names:
+                here = [got[(name, workload, r)].get(figure, float("nan")) for r in rounds
+                        if (name, workload, r) in got]
+                if not here:
+                    cells.append(f"{'-':>30}")
+                    continue
+                ratios = [got[(name, workload, r)].get(figure, float("nan"))
+                          / got[(names[0], workload, r)][figure]
+                          for r in rounds if (name, workload, r) in got
+                          and got.get((names[0], workload, r), {}).get(figure)]
+                cell = f"{statistics.median(here):>9.0f}"
+                if ratios and name != names[0]:
+                    cell += (f" ({statistics.median(ratios):4.2f}x "
+                             f"[{min(ratios):.2f}-{max(ratios):.2f}])")
+                cells.append(f"{cell:>30}")
+            print(f"{workload:15} " + " ".join(cells))
     print("\nmedian p99 latency, ms")
     print(f"{'workload':15} " + " ".join(f"{n:>30}" for n in names))
     for workload in workloads:
