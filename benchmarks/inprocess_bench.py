@@ -42,8 +42,10 @@ import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from docbase.core.metrics import MULTIPROC_ENV  # noqa: E402 (no prometheus-client)
+
 if "--metrics" in sys.argv:  # read when prometheus-client is imported, below
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="inprocess-metrics-")
+    os.environ[MULTIPROC_ENV] = tempfile.mkdtemp(prefix="inprocess-metrics-")
 
 from benchmarks.versus import KEY, METRICS_TOKEN, N, document  # noqa: E402
 from docbase.bootstrap import bootstrap  # noqa: E402
