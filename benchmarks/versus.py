@@ -22,6 +22,11 @@ Contenders:
   from another checkout, for example a clean worktree of ``main``), so that before and
   after are measured in one run.
 
+With ``--together``, the contenders of a turn are loaded at once, each by its own
+``wrk``, so that the machine's other work falls on all of them alike: on a machine others
+load, compare their CPU per request that way (their requests per second then share the
+cores).
+
 Workloads (``wrk``, 1 thread, 32 connections, ``--duration`` seconds each, after a 2 s
 warm-up of every workload on every contender):
 
@@ -62,6 +67,7 @@ import tempfile
 import time
 import urllib.parse
 import urllib.request
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -387,6 +393,16 @@ def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
     return contenders
 
 
+def measured(contender: Contender, load: Load | None, duration: int) -> dict[str, Any]:
+    """``wrk`` on ``contender``, with the CPU time its processes spent per request served."""
+    pid = contender.process.pid if contender.process else None
+    cpu = cpu_seconds(pid) if pid else 0.0
+    result = wrk(duration=duration, headers=contender.headers, **(load or {}))
+    result["cpu_us"] = ((cpu_seconds(pid) - cpu) * 1e6 / result["served"]
+                        if pid and result["served"] else float("nan"))
+    return result
+
+
 def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
         ) -> tuple[list[dict[str, Any]], dict[str, float]]:
     loads: dict[str, dict[str, Load | None]] = {}
@@ -408,23 +424,22 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
     for round_ in range(args.repeat):
         for workload in workloads:
             turn = round_ % len(chosen)
-            for contender in chosen[turn:] + chosen[:turn]:
-                load = loads[contender.name][workload]
-                if not load:
-                    continue
+            order = [c for c in chosen[turn:] + chosen[:turn] if loads[c.name][workload]]
+            # one at a time, or (--together) all at once: each then meets the same machine
+            for group in [order] if args.together else [[c] for c in order]:
                 settle(args.settle)
-                pid = contender.process.pid if contender.process else None
-                cpu = cpu_seconds(pid) if pid else 0.0
-                result = wrk(duration=args.duration, headers=contender.headers, **load)
-                result["cpu_us"] = ((cpu_seconds(pid) - cpu) * 1e6 / result["served"]
-                                    if pid and result["served"] else float("nan"))
-                rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                             "contender": contender.name, "workload": workload,
-                             "round": round_ + 1, **result})
-                print(f"round {round_ + 1} {contender.name:24} {workload:15} "
-                      f"{result['rps']:>9.0f} req/s  {result['cpu_us']:>6.0f} CPU us/req  "
-                      f"p99 {result['p99_ms']:>8.1f} ms  "
-                      f"non2xx {result['non2xx']}", flush=True)
+                with ThreadPoolExecutor(len(group)) as pool:
+                    results = list(pool.map(measured, group,
+                                            [loads[c.name][workload] for c in group],
+                                            [args.duration] * len(group)))
+                for contender, result in zip(group, results, strict=True):
+                    rows.append({"ts": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                                 "contender": contender.name, "workload": workload,
+                                 "round": round_ + 1, **result})
+                    print(f"round {round_ + 1} {contender.name:24} {workload:15} "
+                          f"{result['rps']:>9.0f} req/s  {result['cpu_us']:>6.0f} CPU us/req  "
+                          f"p99 {result['p99_ms']:>8.1f} ms  "
+                          f"non2xx {result['non2xx']}", flush=True)
     memory = {c.name: rss_mib(c.process.pid) for c in chosen if c.process is not None}
     return rows, memory
 
@@ -481,6 +496,10 @@ def main() -> None:
     parser.add_argument("--settle", type=float, default=60,
                         help="the most seconds to wait for the machine to go idle (below 15 %% "
                              "busy) before each measurement; lower it on a machine others load")
+    parser.add_argument("--together", action="store_true",
+                        help="load every contender at once in each turn (each gets its own "
+                             "wrk): a shared machine's load then falls on all of them alike; "
+                             "compare their CPU per request, not their requests per second")
     parser.add_argument("--port", type=int, default=8100,
                         help="the first of the ports the contenders listen on")
     parser.add_argument("--postgres", default="postgresql://postgres@127.0.0.1/test",
