@@ -48,7 +48,10 @@ and the median CPU time the server's processes (the server and its workers, from
 ratios to the first contender of ``--only`` (PocketBase by default) [min-max], the
 median p99, and each server's resident memory after the load (the process and its
 children). On a machine shared with other work the CPU a request costs moves much less
-than the requests per second: compare versions by it.
+than the requests per second: compare versions by it. Each measurement's line also
+shows how ``wrk``'s connections fell on the server's processes halfway through
+(``ss``): with several workers on one socket the split is uneven at random, and a
+worker holding nearly every connection leaves a core to the rest of the machine.
 Measurements are appended as JSON lines to ``--out``.
 """
 
@@ -64,6 +67,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.parse
 import urllib.request
@@ -394,13 +398,36 @@ def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
 
 
 def measured(contender: Contender, load: Load | None, duration: int) -> dict[str, Any]:
-    """``wrk`` on ``contender``, with the CPU time its processes spent per request served."""
+    """``wrk`` on ``contender``, with the CPU time its processes spent per request served.
+
+    Also ``split``: how many of ``wrk``'s connections each process held halfway through
+    (the workers of one listening socket share them as the accepts happen to go, and a
+    worker holding nearly all of them leaves a core idle).
+    """
     pid = contender.process.pid if contender.process else None
     cpu = cpu_seconds(pid) if pid else 0.0
+    split: list[list[int]] = []
+    port = urllib.parse.urlsplit(contender.base).port
+    halfway = threading.Timer(duration / 2, lambda: split.append(connections_by_process(port)))
+    halfway.start()
     result = wrk(duration=duration, headers=contender.headers, **(load or {}))
+    halfway.join()
     result["cpu_us"] = ((cpu_seconds(pid) - cpu) * 1e6 / result["served"]
                         if pid and result["served"] else float("nan"))
+    result["split"] = split[0] if split else []
     return result
+
+
+def connections_by_process(port: int | None) -> list[int]:
+    """The established connections to ``port`` each process holds, most first (``ss``)."""
+    if port is None or shutil.which("ss") is None:
+        return []
+    listed = subprocess.run(["ss", "-tnpH", "state", "established", f"( sport = :{port} )"],
+                            capture_output=True, text=True, check=False).stdout
+    held: dict[str, int] = {}
+    for process in re.findall(r"pid=(\d+)", listed):
+        held[process] = held.get(process, 0) + 1
+    return sorted(held.values(), reverse=True)
 
 
 def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
@@ -439,7 +466,8 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
                     print(f"round {round_ + 1} {contender.name:24} {workload:15} "
                           f"{result['rps']:>9.0f} req/s  {result['cpu_us']:>6.0f} CPU us/req  "
                           f"p99 {result['p99_ms']:>8.1f} ms  "
-                          f"non2xx {result['non2xx']}", flush=True)
+                          f"non2xx {result['non2xx']}  connections by process "
+                          f"{'/'.join(map(str, result['split'])) or '-'}", flush=True)
     memory = {c.name: rss_mib(c.process.pid) for c in chosen if c.process is not None}
     return rows, memory
 
