@@ -5,8 +5,10 @@ only their own work is timed, in CPU time per call, each the lowest of 9 runs of
 (the lowest is what the code costs; a shared machine only ever adds to it):
 
 - the access line: :class:`~docbase.http.observe.RequestObserver` with logging configured
-  as ``docbase serve`` does (``--log-format``; standard error sent to a temporary file),
-  minus the observer with no logging configured (no line written);
+  as ``docbase serve`` does (the format given, ``text`` or ``json``; standard error sent
+  to a temporary file) and its access lines written the short way
+  (:func:`~docbase.http.logs.access_lines`), minus the observer with no logging
+  configured (no line written);
 - the request tally: the observer reporting to the Prometheus instruments (multiprocess
   files in a temporary directory), minus the observer without them;
 - the timed store get: ``TimedStore.get`` (``docbase/core/metrics/timed_store.py``) minus
@@ -33,7 +35,7 @@ os.environ[MULTIPROC_ENV] = tempfile.mkdtemp(prefix="observer-bench-")
 
 from docbase.adapters.prometheus import PrometheusInstruments
 from docbase.core.metrics.timed_store import timed
-from docbase.http.logs import logging_config
+from docbase.http.logs import access_lines, logging_config
 from docbase.http.observe import RequestObserver
 
 CALLS = 20_000
@@ -81,7 +83,8 @@ async def main(log_format: str) -> None:
     log = os.open(tempfile.mktemp(prefix="observer-bench-log-"), os.O_WRONLY | os.O_CREAT)
     os.dup2(log, 2)  # the lines go where a server's standard error would
     logging.config.dictConfig(logging_config(log_format))
-    line = await lowest(lambda: plain(dict(SCOPE), None, ignore)) - silent
+    writing = RequestObserver(app, access=access_lines(log_format))
+    line = await lowest(lambda: writing(dict(SCOPE), None, ignore)) - silent
     print(f"access line ({log_format}) {line:5.2f} us   request tally {tally:5.2f} us   "
           f"timed store get {get:5.2f} us   (load {os.getloadavg()[0]:.1f})")
 
