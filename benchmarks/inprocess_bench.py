@@ -15,6 +15,10 @@ compare two versions of the code by (run them alternately: ``PYTHONPATH=<checkou
 
 ``--metrics`` serves with metrics on (``--metrics-token``, prometheus-client's
 multiprocess files in a temporary directory), to compare with a run without it.
+``--log-format text|json`` writes the log as ``docbase serve`` does (the same logging
+configuration, standard error redirected to ``bench.log`` in the data directory), so
+that every request writes its access line; without it (``none``, the default) no
+logging is configured and no access line is written, as in the figures before it existed.
 
 The workloads are those of ``versus.py``: ``get`` (a random one of 10,000 documents),
 ``list`` (the first 100), ``total`` (with the total count), ``post`` (a small
@@ -29,6 +33,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
+import logging.config
 import os
 import random
 import shutil
@@ -42,12 +47,15 @@ import uvloop
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+from docbase.core.metrics import MULTIPROC_ENV  # noqa: E402 (no prometheus-client)
+
 if "--metrics" in sys.argv:  # read when prometheus-client is imported, below
-    os.environ["PROMETHEUS_MULTIPROC_DIR"] = tempfile.mkdtemp(prefix="inprocess-metrics-")
+    os.environ[MULTIPROC_ENV] = tempfile.mkdtemp(prefix="inprocess-metrics-")
 
 from benchmarks.versus import KEY, METRICS_TOKEN, N, document  # noqa: E402
 from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import resolve  # noqa: E402
+from docbase.http.logs import logging_config  # noqa: E402
 from docbase.http.serve import build_app  # noqa: E402
 
 HEADERS = [(b"host", b"127.0.0.1"), (b"x-forwarded-proto", b"https"),
@@ -156,6 +164,10 @@ async def main(args: argparse.Namespace) -> None:
                          proxy_headers=True,
                          metrics_token=METRICS_TOKEN if args.metrics else None)
     await bootstrap(deployment)
+    if args.log_format != "none":  # as uvicorn configures a worker of docbase serve
+        log = os.open(Path(args.data_dir) / "bench.log", os.O_WRONLY | os.O_CREAT | os.O_APPEND)
+        os.dup2(log, 2)  # the lines go where a server's standard error would
+        logging.config.dictConfig(logging_config(args.log_format))
     app = build_app(deployment)
     await started(app)
     ids = await seeded(app)
@@ -172,6 +184,8 @@ if __name__ == "__main__":
     parser.add_argument("--data-dir", default=None)
     parser.add_argument("--metrics", action="store_true",
                         help="metrics on, as docbase serve --metrics-token runs them")
+    parser.add_argument("--log-format", choices=["none", "text", "json"], default="none",
+                        help="write the log (access lines) as docbase serve does")
     arguments = parser.parse_args()
     temporary = None if arguments.data_dir else tempfile.mkdtemp(prefix="inprocess-bench-")
     arguments.data_dir = arguments.data_dir or temporary

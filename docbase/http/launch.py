@@ -8,7 +8,8 @@ runs. So :func:`supervise` replaces the preparing process by a fresh interpreter
 module alone and runs :func:`main`: the supervisor holds ~30 MiB rather than ~85 MiB
 (``docs/benchmarks.md``, run 8). The workers are spawned from it and import the app
 themselves, as before. This module and :mod:`.supervision` import nothing of docbase's
-core, nor the app.
+core beyond the deployment's configuration and :data:`docbase.core.metrics.MULTIPROC_ENV`
+(a package of the standard library only), nor the app.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ from typing import Protocol
 import msgspec
 
 from docbase.config import Deployment
+from docbase.core.metrics import MULTIPROC_ENV
 from docbase.http.coalescing import CoalescingHttpProtocol
 from docbase.http.logs import logging_config
 from docbase.http.supervision import (
@@ -39,8 +41,6 @@ DEPLOYMENT_ENV = "DOCBASE_DEPLOYMENT"
 """The environment variable that carries the deployment (JSON) to the workers."""
 LAUNCH_ENV = "DOCBASE_LAUNCH"
 """The environment variable that carries the :class:`Launch` to the fresh supervisor."""
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-"""Where prometheus-client's multiprocess mode keeps each worker's metric files."""
 
 
 class Listener(msgspec.Struct, frozen=True):

@@ -23,12 +23,11 @@ from prometheus_client.metrics_core import GaugeMetricFamily, Metric
 from prometheus_client.multiprocess import MultiProcessCollector, mark_process_dead
 
 from docbase.adapters.prometheus.instruments import PrometheusInstruments
+from docbase.core.metrics import MULTIPROC_ENV
 from docbase.core.metrics.state import StoreState
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The media type of the text exposition format."""
-MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
-"""Where every worker's metric files are (set by ``docbase serve``)."""
 
 _LIVE_FILE = re.compile(r"gauge_live\w+?_(\d+)\.db")
 

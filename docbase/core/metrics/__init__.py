@@ -17,7 +17,17 @@ from __future__ import annotations
 
 from docbase.core.metrics.instruments import NO_INSTRUMENTS, Instruments, NoInstruments, Observe
 
-__all__ = ["NO_INSTRUMENTS", "Instruments", "NoInstruments", "Observe", "install", "instruments"]
+__all__ = ["MULTIPROC_ENV", "NO_INSTRUMENTS", "Instruments", "NoInstruments", "Observe",
+           "install", "instruments"]
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"
+"""The environment variable naming the directory where every process of a server writes
+its counts for the exporter to add up (prometheus-client's multiprocess mode).
+
+Declared here, below both of its users: the supervisor of ``docbase serve`` sets it before
+any worker starts (``docbase/http/launch.py``, which does not import the exporter), and
+the exporter reads it at a scrape (``docbase/adapters/prometheus/exposition.py``).
+"""
 
 _installed: list[Instruments] = [NO_INSTRUMENTS]
 

@@ -52,14 +52,28 @@ class StoreState(msgspec.Struct, frozen=True, kw_only=True):
 
 
 async def check_store(store: DocumentStore, within: float = CHECK_TIMEOUT) -> str | None:
-    """Ask the store one cheap real query; return ``None`` if it answered, else why not."""
+    """Ask the store one cheap real query; return ``None`` if it answered, else why not.
+
+    A query that fails is asked once more, within the same ``within``: a pooled
+    connection the backend dropped while it was away fails its first use and is then
+    replaced (SQLAlchemy discards the pool's connections of that age), so a process
+    whose backend has returned is ready at its first check rather than its second. A
+    backend that is still down fails the second query as it failed the first.
+    """
     try:
-        await asyncio.wait_for(store.count(COUNTERS_COLLECTION, MATCH_ALL), within)
+        await asyncio.wait_for(_count_retried(store), within)
     except TimeoutError:
         return f"the store did not answer within {within:g} s"
     except DocbaseError as exc:
         return f"{type(exc).__name__}: {exc.message}"
     return None
+
+
+async def _count_retried(store: DocumentStore) -> None:
+    try:
+        await store.count(COUNTERS_COLLECTION, MATCH_ALL)
+    except DocbaseError:
+        await store.count(COUNTERS_COLLECTION, MATCH_ALL)  # on a fresh connection
 
 
 async def read_state(store: DocumentStore, log: ChangeLog, webhooks: WebhookRegistry,
