@@ -108,7 +108,8 @@ class SqlDocumentReads:
         """The stored texts; hidden fields dropped in SQL (both dialects can) or here."""
         # rows an OFFSET skips are computed too: PostgreSQL's rebuilt objects cost more
         # than decoding the page here, so a deep page drops the fields in Python
-        in_sql = self._drops_fields_in_sql and (not query.skip or self.dialect.name == "sqlite")
+        in_sql = self._drops_fields_in_sql and (
+            not query.skip or self.dialect.traits.drops_fields_past_offset)
         bodies = await self._find_bodies(collection, query, hide if in_sql else ())
         if not hide or in_sql:
             return [msgspec.Raw(body if not json_needs_decoding(body) else
