@@ -13,12 +13,14 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from docbase import Database, Forbidden, Hook, ReadContext, Rejected
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
 from docbase.core.auth import SYSTEM, Principal, Scope
 from docbase.core.changes import Change
+from docbase.core.query import Projection
 from docbase.core.settings import Limits
 from docbase.http.testing import live_docbase
 from docbase.testing.sse import open_events
@@ -107,6 +109,26 @@ async def test_a_before_get_hook_narrows_the_feed_as_it_narrows_reads(db: Databa
     wide = await until_last(db.changes_for(SYSTEM)(since=0), last["_id"])
     assert len(wide) == 7
     assert wide[1].ids == (closed["_id"],)
+
+
+async def test_a_before_get_hook_hiding_fields_hides_them_in_events(db: Database) -> None:
+    @db.hook("people", Hook.BEFORE_GET)
+    def no_salaries(ctx: ReadContext) -> None:
+        if ctx.query is not None and ctx.principal.kind == "key":
+            hidden = Projection(paths=(("salary",),), include=False)
+            ctx.query = msgspec.structs.replace(ctx.query, projection=hidden)
+
+    people = db.collection("people")
+    ann = await people.insert({"name": "Ann", "salary": 10})
+    await people.update(ann["_id"], {"$set": {"salary": 11}})
+    everyone = Principal(kind="key", full_access=False,
+                         scope=Scope(paths=("/rest/people/**",), methods=("GET",)))
+    listed = await db.collection("people", everyone).find()
+    seen = await until_last(db.changes_for(everyone)(since=0), ann["_id"])
+    assert "salary" not in listed[0]
+    assert [(c.event, sorted(c.documents[0])) for c in seen] == [("post", sorted(listed[0]))]
+    wide = await until_last(db.changes_for(SYSTEM)(since=0), ann["_id"])
+    assert wide[0].documents[0]["salary"] == 10
 
 
 async def test_a_before_get_hook_refusing_a_principal_sends_it_nothing(db: Database) -> None:

@@ -127,7 +127,9 @@ async def test_ids_order_by_code_point(store: SqlDocumentStore) -> None:
         return list(conn.exec_driver_sql(f"SELECT id FROM {table} ORDER BY id").scalars())
 
     assert await store.backend.run(ordered, write=False) == sorted(ids)
-    if traits.id_collation is not None:  # the column's own, not the database's default
+    # the column's own collation, not the database's default (the test database's may
+    # order by code point already)
+    if store.dialect.name == "postgresql":
         collation = await store.backend.run(lambda conn: conn.execute(sa.text(
             "SELECT collation_name FROM information_schema.columns WHERE table_name = "
             ":t AND column_name = 'id' AND table_schema = current_schema()"),

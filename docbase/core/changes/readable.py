@@ -12,7 +12,8 @@ ask it, so none of them reveals a collection another would hide:
   ``beforeGET`` hook raising) sends nothing; a ``beforeGET`` hook that narrows the
   query narrows the ``post`` and ``put`` events to the documents its filter matches
   (``docbase.core.evaluate.matches``, the reference semantics every adapter is held
-  to). A ``delete`` carries ids only, so it is sent as it is;
+  to), shaped by its fields (projection) if it sets some. A ``delete`` carries ids
+  only, so it is sent as it is;
 - a lookup item in a ``post`` event whose target the principal may not read is its bare
   ``_id`` (the :class:`~docbase.core.reads.ReadRoad`).
 
@@ -33,7 +34,8 @@ from docbase.core.errors import Forbidden
 from docbase.core.evaluate import matches
 from docbase.core.events import ReadEvent
 from docbase.core.names import is_user_collection
-from docbase.core.query import MATCH_ALL, Filter, Query
+from docbase.core.projection import project
+from docbase.core.query import MATCH_ALL, Query
 
 if TYPE_CHECKING:
     from docbase.core.changes.feed import ChangeFeed
@@ -53,7 +55,7 @@ class ReadableChanges:
         self.origin = origin
         self.road = road
         self._decided: dict[str, bool] = {}
-        self._narrowed: dict[str, Filter | None] = {}
+        self._narrowed: dict[str, Query | None] = {}
 
     def readable(self, collection: str) -> bool:
         """Tell whether the principal may read ``collection``'s events."""
@@ -69,13 +71,12 @@ class ReadableChanges:
             self._decided[collection] = allowed
         return allowed
 
-    async def narrowing(self, road: ReadRoad, collection: str) -> Filter | None:
-        """The filter the read stages leave on a list read of ``collection`` (``None``: refused)."""
+    async def narrowing(self, road: ReadRoad, collection: str) -> Query | None:
+        """The query the read stages leave of a list read of ``collection`` (``None``: refused)."""
         if collection not in self._narrowed:
             read = await road.admitted(ReadEvent(collection, self.principal,
                                                  query=Query(limit=None)))
-            self._narrowed[collection] = (None if read is None or read.query is None
-                                          else read.query.filter)
+            self._narrowed[collection] = None if read is None else read.query
         return self._narrowed[collection]
 
     async def __call__(self, change: Change) -> Change | None:
@@ -91,14 +92,16 @@ class ReadableChanges:
             return None
         if not change.documents:
             return change
-        documents = [dict(d) for d in change.documents
-                     if narrowing == MATCH_ALL or matches(narrowing, d)]
-        if not documents:
+        kept = (change.documents if narrowing.filter == MATCH_ALL
+                else [d for d in change.documents if matches(narrowing.filter, d)])
+        if not kept:
             return None
+        documents = [dict(d) if narrowing.projection is None
+                     else project(d, narrowing.projection) for d in kept]
         await self.road.shape(change.collection, self.principal, documents)
         if documents == list(change.documents):
             return change  # the very object: its rendered events are shared
-        ids = tuple(d["_id"] for d in documents)  # a post's and a put's ids are its documents'
+        ids = tuple(d["_id"] for d in kept)  # a post's and a put's ids are its documents'
         return msgspec.structs.replace(change, documents=tuple(documents), ids=ids)
 
 
