@@ -8,6 +8,7 @@ their own (the driver's, past the store), so they run on a file and on PostgreSQ
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import sqlite3
 from collections.abc import AsyncIterator
@@ -127,13 +128,15 @@ async def test_ids_order_by_code_point(store: SqlDocumentStore) -> None:
         return list(conn.exec_driver_sql(f"SELECT id FROM {table} ORDER BY id").scalars())
 
     assert await store.backend.run(ordered, write=False) == sorted(ids)
-    # the column's own collation, not the database's default (the test database's may
-    # order by code point already)
+    # PostgreSQL's default collation is the database's, chosen when it was made (this
+    # test database's may order by code point by itself): the column needs its own.
+    # SQLite's default, BINARY, is SQLite's and compares code points everywhere.
     if store.dialect.name == "postgresql":
         collation = await store.backend.run(lambda conn: conn.execute(sa.text(
             "SELECT collation_name FROM information_schema.columns WHERE table_name = "
             ":t AND column_name = 'id' AND table_schema = current_schema()"),
             {"t": table}).scalar(), write=False)
+        assert collation is not None
         assert collation == traits.id_collation
 
 
@@ -291,10 +294,29 @@ async def test_prepared_connections(store: SqlDocumentStore) -> None:
     assert await store.backend.run(prepared, write=False) in ("off", "[[1]]")
 
 
-async def test_notifies_changes(url: str, store: SqlDocumentStore) -> None:
+async def test_notifies_changes(shared: Any) -> None:
+    store, session = shared
+    listener, sender = await session(), await session()
+    heard = asyncio.Event()
+    try:
+        await listener.raw.add_listener("docbase_traits", lambda *_: heard.set())
+    except AttributeError:  # SQLite's connection: no LISTEN, nor any other push
+        with pytest.raises(sqlite3.OperationalError, match="syntax error"):
+            await listener.rows("LISTEN docbase_traits")
+        notifies = False
+    else:
+        await sender.rows("NOTIFY docbase_traits")
+        async with asyncio.timeout(10):
+            await heard.wait()
+        notifies = True
+    assert notifies == traits_of(store).notifies_changes
+    assert (store.change_signal() is not None) == notifies  # and the store listens
+
+
+async def test_the_store_signal_wakes_another_process(url: str, store: SqlDocumentStore) -> None:
     signal = store.change_signal()
-    assert (signal is not None) == traits_of(store).notifies_changes
-    if signal is None:  # SQLite's readers poll
+    if signal is None:  # SQLite's readers poll (the trait is shown above)
+        assert not traits_of(store).notifies_changes
         return
     async with sql_backend(url) as (other, _):  # another process, as far as LISTEN knows
         seen = await signal.wait(0, 5.0)  # listening now
