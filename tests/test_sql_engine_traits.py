@@ -146,18 +146,28 @@ async def test_generated_jsonb_column(store: SqlDocumentStore) -> None:
     def columns(conn: sa.Connection) -> set[str]:
         return {column["name"] for column in sa.inspect(conn).get_columns(table)}
 
-    assert ("doc" in await store.backend.run(columns, write=False)) \
-        == traits_of(store).generated_jsonb
+    generated = traits_of(store).generated_jsonb
+    assert ("doc" in await store.backend.run(columns, write=False)) == generated
+    # and the dialect's conditions read it exactly where the tables have it
+    number = store.backend.cached_number("things")
+    assert number is not None
+    fast = store.dialect.root(store.backend.table_clause(number), exact=False)
+    engine = store.engine if isinstance(store.engine, sa.Engine) else store.engine.sync_engine
+    condition = sa.select(fast.walk(("n",)).key()).compile(dialect=engine.dialect)
+    assert (f"{table}.doc" in str(condition)) == generated
 
 
 async def test_server_functions_live_in_the_database(shared: Any) -> None:
     store, session = shared
     await _collection(store, ["a"])
-    other = await session()
+    call = ("SELECT docbase_key('1'::json)" if store.dialect.name == "postgresql"
+            else "SELECT docbase_path_values('[1]', '[]')")
+    # the store's connections reach the functions its SQL calls, wherever they live...
+    assert await store.backend.run(lambda conn: conn.exec_driver_sql(call).scalar(),
+                                   write=False) is not None
+    other = await session()  # ...and a session that registered nothing, only in the database
     try:
-        await other.rows("SELECT docbase_key('1'::json)"
-                         if store.dialect.name == "postgresql" else
-                         "SELECT docbase_path_values('[1]', '[]')")
+        await other.rows(call)
         found = True
     except Exception:  # no such function: SQLite's are each connection's own
         found = False
@@ -274,15 +284,25 @@ async def test_plain_swap_runs_on_the_engine(store: SqlDocumentStore) -> None:
         assert store._inserter is not None
 
 
-async def test_rows_on_driver(store: SqlDocumentStore) -> None:
+async def test_rows_on_driver(store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch) -> None:
     table = await _collection(store, ["a", "b"])
     statement = sa.select(sa.column("id")).select_from(sa.table(table)).order_by("id")
-    if not traits_of(store).rows_on_driver:  # asyncpg's rows are only SQLAlchemy's
-        assert not isinstance(store.engine, sa.Engine)
-        return
-    driver = DriverStatements(store.engine)
-    assert await store.backend.run(lambda conn: driver.scalars(conn, statement),
-                                   write=False) == ["a", "b"]
+    engine = store.engine if isinstance(store.engine, sa.Engine) else store.engine.sync_engine
+    driver = DriverStatements(engine)
+
+    def refuse(*_args: Any, **_kwargs: Any) -> Any:
+        raise RuntimeError("SQLAlchemy was asked")
+
+    def past_sqlalchemy(conn: sa.Connection) -> list[Any] | None:
+        with monkeypatch.context() as patched:
+            patched.setattr(sa.Connection, "execute", refuse)
+            try:
+                return driver.scalars(conn, statement)
+            except RuntimeError:
+                return None
+
+    rows = await store.backend.run(past_sqlalchemy, write=False)
+    assert (rows == ["a", "b"]) == traits_of(store).rows_on_driver, rows
 
 
 async def test_prepared_connections(store: SqlDocumentStore) -> None:
