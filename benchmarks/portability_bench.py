@@ -11,6 +11,12 @@ process, so its peak resident memory (``ru_maxrss`` of that process) is its own.
     .venv/bin/python benchmarks/portability_bench.py [--documents 1000000]
         [--backends sqlite,postgresql] [--postgresql URL] [--json]
 
+With ``--versus PYTHON`` it measures only the export on SQLite, this tree against the
+docbase that interpreter imports (another checkout's venv), interleaved for
+``--rounds`` rounds on one loaded database: wall documents/s and the CPU seconds of
+each export (all its threads, the interpreter's start left out), with the load average.
+Each export includes the capture lease's fixed wait (about 1.2 s, docs/portability.md).
+
 Targets (issue 24): import at least 0.8x the bulk insert path, export at least 150,000
 documents/s on SQLite, peak resident memory under 150 MiB whatever the size.
 """
@@ -71,9 +77,10 @@ async def _import(url: str, archive: str) -> float:
         return time.perf_counter() - began
 
 
-def phase(name: str, *args: str) -> dict[str, float]:
-    """Run one phase in a child process; its seconds and peak resident memory (MiB)."""
-    child = subprocess.Popen([sys.executable, __file__, "--phase", name, *args],
+def phase(name: str, *args: str, python: str = sys.executable) -> dict[str, float]:
+    """Run one phase in a child process: its seconds, its CPU seconds (every thread's,
+    imports left out) and the process's peak resident memory (MiB)."""
+    child = subprocess.Popen([python, __file__, "--phase", name, *args],
                              stdout=subprocess.PIPE)
     assert child.stdout is not None
     output = child.stdout.read()
@@ -81,7 +88,8 @@ def phase(name: str, *args: str) -> dict[str, float]:
     child.returncode = os.waitstatus_to_exitcode(status)
     if child.returncode != 0:
         raise SystemExit(f"phase {name} failed ({child.returncode})")
-    return {"seconds": float(output), "rss_mib": usage.ru_maxrss / 1024}
+    seconds, cpu = (float(figure) for figure in output.split())
+    return {"seconds": seconds, "cpu": cpu, "rss_mib": usage.ru_maxrss / 1024}
 
 
 def _psql(url: str, sql: str) -> None:
@@ -128,7 +136,23 @@ def bench(backend: str, count: int, postgresql: str) -> dict[str, Any]:
             "import_vs_bulk": import_rate / bulk_rate}
 
 
+def versus(count: int, baseline: str, rounds: int) -> None:
+    """Export one SQLite database with this tree and with ``baseline``, interleaved."""
+    with tempfile.TemporaryDirectory(prefix="docbase-portability-versus-") as tmp:
+        url, archive = f"sqlite:///{tmp}/a.db", f"{tmp}/archive.tar"
+        phase("bulk", url, str(count))
+        print(f"export of {count:,} SQLite documents; load {os.getloadavg()[0]:.1f}")
+        for round_ in range(1, rounds + 1):
+            for label, python in (("baseline", baseline), ("this tree", sys.executable)):
+                result = phase("export", url, archive, python=python)
+                print(f"  round {round_} {label:<9} {count / result['seconds']:>9,.0f} docs/s"
+                      f"  {result['seconds']:5.2f} s  CPU {result['cpu']:5.2f} s"
+                      f"  peak RSS {result['rss_mib']:.0f} MiB"
+                      f"  load {os.getloadavg()[0]:.1f}", flush=True)
+
+
 def run_phase(name: str, args: list[str]) -> None:
+    cpu = time.process_time()  # after the imports: the phase's own CPU seconds
     match name:
         case "bulk":
             seconds = asyncio.run(_bulk(args[0], int(args[1])))
@@ -136,7 +160,7 @@ def run_phase(name: str, args: list[str]) -> None:
             seconds = asyncio.run(_export(args[0], args[1]))
         case _:
             seconds = asyncio.run(_import(args[0], args[1]))
-    print(seconds)
+    print(seconds, time.process_time() - cpu)
 
 
 def main() -> None:
@@ -145,10 +169,16 @@ def main() -> None:
     parser.add_argument("--backends", default="sqlite,postgresql")
     parser.add_argument("--postgresql", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--versus", metavar="PYTHON",
+                        help="export only, against the docbase of this interpreter")
+    parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--phase", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.phase:
         run_phase(args.phase[0], args.phase[1:])
+        return
+    if args.versus:
+        versus(args.documents, args.versus, args.rounds)
         return
     for backend in args.backends.split(","):
         result = bench(backend, args.documents, args.postgresql)

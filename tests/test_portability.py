@@ -23,7 +23,8 @@ from docbase.core.database import Database
 from docbase.core.media.receiving import Upload
 from docbase.core.portability import ImportRefused, export_archive, import_archive
 from docbase.core.portability.capture import capturing
-from docbase.core.portability.migrating import follow, migrate
+from docbase.core.portability.following import follow
+from docbase.core.portability.migrating import migrate
 from docbase.core.schema.definition import parse_schema
 from docbase.testing.document_strategies import documents
 from tests.backends import BACKENDS

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import json
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -76,8 +76,19 @@ def log_lines(served: Served) -> list[dict[str, Any]]:
     return [json.loads(line) for line in lines]  # every line is JSON, or this fails
 
 
-def access_lines(served: Served) -> list[dict[str, Any]]:
-    return [line for line in log_lines(served) if line["logger"] == "docbase.access"]
+def access_lines(served: Served, until: Callable[[list[dict[str, Any]]], bool] = bool,
+                 ) -> list[dict[str, Any]]:
+    """The access lines written so far, once ``until`` holds of them (within 5 s).
+
+    A worker writes the lines of its event loop a moment later, together
+    (``docbase.http.logs.BatchingStreamHandler``), so a test waits for the ones it needs.
+    """
+    deadline = time.monotonic() + 5
+    while True:
+        lines = [line for line in log_lines(served) if line["logger"] == "docbase.access"]
+        if until(lines) or time.monotonic() > deadline:
+            return lines
+        time.sleep(0.05)
 
 
 def test_one_scrape_counts_the_requests_of_both_workers(served: Served) -> None:
@@ -92,7 +103,10 @@ def test_one_scrape_counts_the_requests_of_both_workers(served: Served) -> None:
                            json=body)
             assert answer.status_code in (200, 201), answer.text
         sent += ROUND
-        pids = {line["pid"] for line in access_lines(served) if line["route"] == route}
+        written = sent  # every request's line, before asking which workers served them
+        pids = {line["pid"] for line in access_lines(
+            served, lambda lines, n=written: sum(line["route"] == route for line in lines) >= n)
+            if line["route"] == route}
         if len(pids) == 2:
             break
     assert len(pids) == 2, "every request went to one worker"
@@ -138,7 +152,8 @@ def test_access_lines_carry_the_request_id_the_proxy_sent(served: Served) -> Non
     assert made_id
     assert made_id != "trace-4f2a-1"
 
-    lines = access_lines(served)
+    lines = access_lines(served, lambda lines: {made_id, "trace-4f2a-1"} <= {
+        line.get("request_id") for line in lines})
     traced = [line for line in lines if line.get("request_id") == "trace-4f2a-1"]
     assert len(traced) == 1
     assert traced[0]["route"] == "/rest/{collection}/{document_id}"
@@ -175,6 +190,7 @@ def test_no_key_token_or_password_reaches_the_logs_or_the_metrics(served: Served
     assert fresh(served, "GET", "/metrics", params={"apikey": key}).status_code == 401
     metrics = fresh(served, "GET", "/metrics",
                     headers={"authorization": f"Bearer {METRICS_TOKEN}"}).text
+    access_lines(served, lambda lines: any(line["route"] == "/metrics" for line in lines))
     output = served.output()
 
     secrets = {"admin key": key, "token": token, "token signature": token.rsplit(".", 1)[1],

@@ -51,6 +51,19 @@ async def test_unknown_collection_goes_the_usual_way(store: SqlDocumentStore) ->
         await store.get("nothing", numbered(1)["_id"])
 
 
+async def test_a_collection_without_a_table_is_answered_on_the_loop_thread(
+    store: SqlDocumentStore, other: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A get from a table nobody made (the rate limiter's counters on every request)
+    takes no worker thread, and a table another process makes is found at once."""
+    await store.insert("items", [numbered(1)])  # the backend is open and ready
+    refuse_usual_path(store, monkeypatch)
+    with pytest.raises(NotFound):
+        await store.get("_rate_counters", numbered(1)["_id"])
+    await other.insert("_rate_counters", [numbered(2)])
+    assert await store.get("_rate_counters", numbered(2)["_id"]) == numbered(2)
+
+
 async def test_writes_of_another_store_are_read_at_once(
     store: SqlDocumentStore, other: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import contextlib
+import signal
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, get_args
@@ -34,8 +35,9 @@ from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
 from docbase.core.portability.backups import back_up
 from docbase.core.portability.capture import capturing
+from docbase.core.portability.following import follow
 from docbase.core.portability.importing import restore_blockers
-from docbase.core.portability.migrating import follow, migrate
+from docbase.core.portability.migrating import migrate
 from docbase.core.schemes import scheme_of
 
 
@@ -217,15 +219,71 @@ async def _copy_and_follow(args: argparse.Namespace, source: Database,
         say("error: the target differs from the source (see the table)")
         return 1
     if args.follow:
-        say(f"following the source's writes from position {manifest.position}; "
-            "Ctrl-C stops")
-        applied = 0
+        return await _follow(source, target, manifest.position)
+    return 0
 
-        def count(_entry: object) -> None:
-            nonlocal applied
-            applied += 1
 
-        with contextlib.suppress(asyncio.CancelledError):
-            await follow(source, target, manifest.position, applied=count)
-        say(f"applied {applied} write(s)")
+FOLLOW_SAY_EVERY = 10.0
+"""Seconds between repeated ``caught up`` lines while the position does not move."""
+
+
+class _FollowReport:
+    """Says how far following got.
+
+    Each new position caught up with is said at most once a second, and the same one
+    again every :data:`FOLLOW_SAY_EVERY` seconds.
+    """
+
+    def __init__(self) -> None:
+        self.applied = 0
+        self.position = -1
+        self._said = 0.0
+
+    def count(self, _entry: object) -> None:
+        self.applied += 1
+
+    def caught_up(self, position: int, read_at: str) -> None:
+        now = time.monotonic()
+        since = now - self._said
+        if since >= FOLLOW_SAY_EVERY or (position != self.position and since >= 1.0):
+            self._said, self.position = now, position
+            say(f"caught up with the source at position {position} (its log as of "
+                f"{read_at}); {self.applied} write(s) applied")
+
+
+async def _follow(source: Database, target: Database, position: int) -> int:
+    """Follow until SIGINT or SIGTERM, then catch up with the log as it is and stop.
+
+    A second signal stops at once.
+    """
+    say(f"following the source's writes from position {position}; Ctrl-C stops after "
+        "applying what the source has logged by then")
+    report = _FollowReport()
+    stop = asyncio.Event()
+    following = asyncio.current_task()
+    assert following is not None
+
+    def interrupted() -> None:
+        if stop.is_set():
+            following.cancel()
+            return
+        stop.set()
+        say("stopping: applying the writes the source has logged so far "
+            "(Ctrl-C again stops at once)")
+
+    loop = asyncio.get_running_loop()
+    for number in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(number, interrupted)
+    try:
+        reached = await follow(source, target, position, stop=stop, applied=report.count,
+                               caught_up=report.caught_up)
+    except asyncio.CancelledError:
+        say(f"stopped at once, not caught up; {report.applied} write(s) applied "
+            "(run the migration again to resume)")
+        return 1
+    finally:
+        for number in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(number)
+    say(f"stopped at position {reached}, caught up with the source; "
+        f"{report.applied} write(s) applied")
     return 0

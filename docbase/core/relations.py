@@ -21,6 +21,11 @@ RELATIONS = "_relations"
 """System collection recording which parent collections have which child fields."""
 
 
+def relation_id_of(parent: str, field: str) -> str:
+    """The ``_id`` of the relation record of ``parent``'s child field ``field``."""
+    return hashlib.sha1(f"{parent}\0{field}".encode()).hexdigest()[:24]
+
+
 class Relations:
     """The relation records of one database, with a per-process memo of known ones."""
 
@@ -46,7 +51,7 @@ class Relations:
         pair = (parent.collection, parent.field)
         if pair in self._known:
             return
-        relation_id = hashlib.sha1(f"{pair[0]}\0{pair[1]}".encode()).hexdigest()[:24]
+        relation_id = relation_id_of(*pair)
         try:
             await self.store.get(RELATIONS, relation_id)
         except NotFound:

@@ -51,7 +51,7 @@ from docbase.http.app import create_app
 from docbase.http.banner import banner
 from docbase.http.instrumentation import install_metrics, metrics_access
 from docbase.http.launch import DEPLOYMENT_ENV, Listener, supervise
-from docbase.http.logs import announce, logging_config
+from docbase.http.logs import access_lines, announce, logging_config
 from docbase.http.observe import RequestObserver
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
@@ -134,7 +134,8 @@ def build_app(deployment: Deployment) -> Any:
         app = ForwardedHttpsOnly(app, deployment.trusted_proxies)
         trusted = app.is_trusted
     return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS,
-                                           trusted_proxy=trusted))
+                                           trusted_proxy=trusted,
+                                           access=access_lines(deployment.log_format)))
 
 
 async def resume_mail(database: Database) -> None:

@@ -24,7 +24,7 @@ from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.executors import Executor, executor_for
-from docbase.adapters.sql.loop_reads import UNANSWERED
+from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
 from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
@@ -139,10 +139,21 @@ class SqlBackend:
         return UNANSWERED if number is None else self.executor.body_now(number, document_id)
 
     async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`)."""
+        """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`).
+
+        A collection whose number is not cached is looked up the short way too, where the
+        executor has one; one without a table answers ``[]`` (no such document).
+        """
         number = self.cached_number(collection)
         if number is None:
-            return UNANSWERED
+            if not self._ready:
+                return UNANSWERED
+            number = self.executor.number_now(collection)
+            if number is None:
+                return UNANSWERED
+            if number == NO_TABLE:
+                return []
+            self._tables[collection] = number
         return await self.executor.body_soon(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:

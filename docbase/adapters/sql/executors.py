@@ -75,6 +75,12 @@ class Executor(Protocol):
     def body_now(self, number: int, document_id: str) -> Rows | None:
         """The body row of a document of table ``number`` on this thread, or ``None``."""
 
+    def number_now(self, collection: str) -> int | None:
+        """``collection``'s committed table number on this thread, or ``None``.
+
+        ``NO_TABLE``: the collection has none; ``None``: ask with :meth:`run`.
+        """
+
     async def body_soon(self, number: int, document_id: str) -> Rows | None:
         """As :meth:`body_now`, or by a short way of the engine's own; ``None``: not here."""
 
@@ -127,6 +133,10 @@ class _Bounds:
 
     def body_now(self, number: int, document_id: str) -> Rows | None:
         """See :meth:`Executor.body_now`."""
+        return UNANSWERED
+
+    def number_now(self, collection: str) -> int | None:
+        """See :meth:`Executor.number_now`."""
         return UNANSWERED
 
 
@@ -230,6 +240,10 @@ class SqliteFileExecutor(ThreadExecutor):
     def body_now(self, number: int, document_id: str) -> Rows | None:
         """See :meth:`Executor.body_now`."""
         return self.loop_reader.body(number, document_id)
+
+    def number_now(self, collection: str) -> int | None:
+        """See :meth:`Executor.number_now`."""
+        return self.loop_reader.number(collection)
 
     async def close(self) -> None:
         """See :meth:`Executor.close` (in the order the parts were stopped before)."""

@@ -13,7 +13,7 @@ import io
 import tarfile
 import tempfile
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Self
@@ -28,6 +28,7 @@ from docbase.core.portability.format import (
     MEDIA_PREFIX,
     Manifest,
 )
+from docbase.core.portability.paging import Line
 from docbase.core.ports import BlobStore
 
 CHUNK = 1 << 16
@@ -49,16 +50,17 @@ class Spool:
         self.count = 0
         self.size = 0
 
-    def write_lines(self, lines: list[bytes]) -> None:
-        """Append documents given as JSON text, one a line."""
+    def write_lines(self, lines: Sequence[Line]) -> int:
+        """Append documents given as JSON text, one a line; return the bytes written."""
         assert self._file is not None
         if not lines:
-            return
-        data = b"\n".join(lines) + b"\n"
+            return 0
+        data = b"\n".join([*lines, b""])  # one copy of the page, newline-terminated
         self._file.write(data)
         self._hash.update(data)
         self.size += len(data)
         self.count += len(lines)
+        return len(data)
 
     def close(self) -> None:
         """Finish writing."""

@@ -15,7 +15,8 @@ The user collections in the archive are therefore exactly the store at the end
 position: every write acknowledged before the export began is in it. System
 collections (keys, users, schemas, settings, webhooks, media metadata) are not in the
 change log; they are copied as they are when read. Memory stays constant in the
-database's size (a page, plus the documents written during the export).
+database's size (two pages: one written, the next read meanwhile; plus the documents
+written during the export).
 """
 
 from __future__ import annotations
@@ -130,8 +131,7 @@ async def _copy(db: PortableDatabase, name: str, directory: Path, progress: Prog
     spool = Spool(directory, name)
     progress.begin(name, await db.store.count(name, MATCH_ALL))
     async for lines in pages(db.store, name):
-        spool.write_lines(lines)
-        progress.advance(len(lines), sum(len(line) for line in lines))
+        progress.advance(len(lines), spool.write_lines(lines))
     progress.end()
     spool.close()
     return spool

@@ -4,34 +4,25 @@
 :mod:`.exporting`), imports it into the target (resumable, see :mod:`.importing`) and
 verifies each collection: the target's documents must have the archive's count and
 content checksum (:class:`~.paging.ContentDigest`, independent of engine and order).
-:func:`follow` then applies the source's change log to the target from the archive's
-position, until cancelled, so the target keeps up with writes the source still takes
-until the servers are switched over.
+:func:`~.following.follow` then applies the source's change log to the target from the
+archive's position, so the target keeps up with writes the source still takes until the
+servers are switched over.
 """
 
 from __future__ import annotations
 
-import asyncio
 import tempfile
-from collections.abc import Callable
 from pathlib import Path
 
 import msgspec
 
-from docbase.core.changes.entries import Change
-from docbase.core.changes.reader import LogReader
-from docbase.core.errors import NotFound
-from docbase.core.names import is_user_collection
 from docbase.core.portability.archive import members, open_archive, read_manifest
-from docbase.core.portability.capture import capturing
 from docbase.core.portability.exporting import export_archive
 from docbase.core.portability.format import CollectionEntry, Manifest
 from docbase.core.portability.importing import import_archive
 from docbase.core.portability.paging import ContentDigest, digest_collection
 from docbase.core.portability.progress import Progress, Summary
 from docbase.core.portability.source import PortableDatabase
-
-POLL_SECONDS = 0.2
 
 
 class CollectionCheck(msgspec.Struct, frozen=True, kw_only=True):
@@ -115,52 +106,3 @@ async def verify(target: PortableDatabase, path: Path,
                                       expected_sum=want.hexdigest,
                                       found_sum=found.hexdigest))
     return checks
-
-
-async def follow(source: PortableDatabase, target: PortableDatabase, position: int, *,
-                 applied: Callable[[Change], None] | None = None) -> None:
-    """Apply the source's writes after ``position`` to ``target``, until cancelled.
-
-    The source logs writes only while a capture lease is held: hold one
-    (:func:`~.capture.capturing`) from before the export that gave ``position``, so no
-    write between the export and this call goes unlogged (``docbase migrate --follow``
-    does). This call holds its own too, for as long as it runs.
-
-    Raises:
-        BackendError: a store failed.
-
-    """
-    async with capturing(source.store, source.auth_cache):
-        reader = LogReader(source.changes.log, position,
-                           grace=source.limits.change_gap_grace)
-        while True:
-            entries = await reader.read()
-            for entry in entries:
-                if entry.collection is not None and is_user_collection(entry.collection):
-                    await apply_change(source, target, entry)
-                    if applied is not None:
-                        applied(entry)
-            if not entries:
-                await asyncio.sleep(POLL_SECONDS)
-
-
-async def apply_change(source: PortableDatabase, target: PortableDatabase,
-                       entry: Change) -> None:
-    """Make ``target`` hold what one logged write of the source left.
-
-    A written document is taken from the source's store (the log never carries
-    password hashes) unless it is gone there, and replaces the target's copy.
-    """
-    assert entry.collection is not None
-    name = entry.collection
-    await target.documents.delete(name, list(entry.ids))
-    if entry.event == "delete":
-        return
-    documents = []
-    for document in entry.documents:
-        try:
-            documents.append(await source.store.get(name, str(document["_id"])))
-        except NotFound:
-            continue
-    if documents:
-        await target.documents.insert(name, documents)

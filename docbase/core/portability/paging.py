@@ -4,11 +4,15 @@ Export, verification and migration read every document of a collection. Each pag
 a keyset query (``_id`` above the last one seen), so a page costs the same at the end
 of a collection as at its start, and documents written meanwhile are neither skipped
 nor read twice. Pages come as JSON text: from the store's ``find_encoded`` when it has
-one (:class:`~docbase.core.ports.EncodedFind`, no decoding at all), else encoded here.
+one (no decoding at all: a SQL store hands over the stored text), else encoded here.
+The lines are handed on as the store gave them (``msgspec.Raw``, which ``bytes.join``,
+``hashlib`` and ``msgspec`` read as bytes), never copied one by one.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import hashlib
 from collections.abc import AsyncIterator
 
@@ -19,6 +23,9 @@ from docbase.core.query import MATCH_ALL, Gt, Query
 
 PAGE = 2000
 """Documents read per query."""
+
+Line = bytes | msgspec.Raw
+"""One document's JSON text (a ``msgspec.Raw`` is read as bytes without a copy)."""
 
 _encoder = msgspec.json.Encoder()
 _sorted = msgspec.json.Encoder(order="sorted")
@@ -31,36 +38,51 @@ class _Identified(msgspec.Struct):
 _ids = msgspec.json.Decoder(_Identified)
 
 
-def document_id(line: bytes) -> str:
+def document_id(line: Line) -> str:
     """The ``_id`` of one document given as JSON text."""
     return _ids.decode(line).id
 
 
 async def pages(store: DocumentStore, collection: str,
-                page: int = PAGE) -> AsyncIterator[list[bytes]]:
+                page: int = PAGE) -> AsyncIterator[list[Line]]:
     """Every stored document of ``collection`` as JSON text, a page at a time.
+
+    The next page is asked for before this one is handed on, so the store reads it
+    (on its own thread, for the SQL stores) while the caller writes this one out.
 
     Raises:
         BackendError: the store failed.
 
     """
-    after: str | None = None
+    reading = asyncio.ensure_future(_page(store, collection, None, page))
+    try:
+        while True:
+            lines = await reading
+            if len(lines) == page:
+                reading = asyncio.ensure_future(
+                    _page(store, collection, document_id(lines[-1]), page))
+            if lines:
+                yield lines
+            if len(lines) < page:
+                return
+    finally:
+        if not reading.done():
+            reading.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await reading
+
+
+async def _page(store: DocumentStore, collection: str, after: str | None,
+                page: int) -> list[Line]:
+    query = Query(filter=MATCH_ALL if after is None else Gt(("_id",), after), limit=page)
     find_encoded = getattr(store, "find_encoded", None)
-    while True:
-        query = Query(filter=MATCH_ALL if after is None else Gt(("_id",), after), limit=page)
-        if find_encoded is not None:
-            lines = [bytes(raw) for raw in await find_encoded(collection, query, hide=())]
-        else:
-            lines = [_encoder.encode(d) for d in await store.find(collection, query)]
-        if not lines:
-            return
-        yield lines
-        if len(lines) < page:
-            return
-        after = document_id(lines[-1])
+    if find_encoded is not None:
+        found: list[Line] = await find_encoded(collection, query, hide=())
+        return found
+    return [_encoder.encode(d) for d in await store.find(collection, query)]
 
 
-def canonical(line: bytes) -> bytes:
+def canonical(line: Line) -> bytes:
     """A document's JSON text with keys sorted at every depth (for checksums).
 
     A number is written the same whatever type an engine gave it back as (``2.0`` and
@@ -93,7 +115,7 @@ class ContentDigest:
         self.count = 0
         self._sum = 0
 
-    def add(self, line: bytes) -> None:
+    def add(self, line: Line) -> None:
         """Count and hash one document."""
         self.count += 1
         digest = hashlib.sha256(canonical(line)).digest()
