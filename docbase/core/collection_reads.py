@@ -17,7 +17,7 @@ type checking.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import AsyncIterator, Mapping
 from typing import TYPE_CHECKING, Protocol
 
 import msgspec
@@ -42,6 +42,8 @@ from docbase.core.query import (
 )
 
 if TYPE_CHECKING:  # the collections' features import this module: no cycle at run time
+    from docbase.core.changes.entries import Change
+    from docbase.core.changes.readable import ReadableFeed
     from docbase.core.pipeline import Pipeline
     from docbase.core.reads import ReadRoad
     from docbase.core.schema.enforcing import SchemaEnforcingStore
@@ -66,6 +68,9 @@ class CollectionServices(Protocol):
     @property
     def reads(self) -> ReadRoad:
         """The read stages of the collections an answer embeds."""
+
+    def changes_for(self, principal: Principal) -> ReadableFeed:
+        """The change feed as ``principal`` may see it (never the unscoped one)."""
 
 
 class CollectionReads:
@@ -187,6 +192,27 @@ class CollectionReads:
         """Count the matching documents."""
         query = await self._list_query(Query(filter=self._filter(q), limit=None))
         return await self.database.documents.count(self.name, query.filter)
+
+    async def changes(self, *, since: int | None = None) -> AsyncIterator[Change]:
+        """Iterate over the collection's change-log entries after ``since`` the principal may see.
+
+        The feed of ``GET /realtime`` for one collection (``docs/realtime.md``): ``post``
+        and ``put`` entries narrowed by the ``beforeGET`` hooks, unreadable lookups as
+        bare ids. A list read of the collection is asked first, so a principal that may
+        not read it is refused as :meth:`find` refuses it.
+
+        Raises:
+            Forbidden: the principal may not read the collection.
+            InvalidQuery: this is a child view (the log is kept per collection: read
+                the changes of the child collection itself).
+
+        """
+        if self.parent is not None:
+            raise InvalidQuery(f"the change feed is read per collection: use "
+                               f"collection({self.name!r}).changes()")
+        await self._read(ReadEvent(self.name, self.principal, query=Query(limit=None)))
+        async for change in self.database.changes_for(self.principal)(self.name, since=since):
+            yield change
 
     async def read(
         self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False

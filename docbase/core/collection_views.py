@@ -13,6 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from docbase.core.auth.principal import SYSTEM, Principal
+from docbase.core.changes.feed import ChangeFeed
+from docbase.core.changes.readable import ReadableFeed
 from docbase.core.collection import Collection
 from docbase.core.names import check_collection_name
 from docbase.core.pipeline import Pipeline
@@ -33,6 +35,12 @@ class CollectionViews:
     pipeline: Pipeline
     reads: ReadRoad
     """The read stages of the documents an answer embeds."""
+    feed: ChangeFeed
+    """The unscoped change feed; handles read it through :meth:`changes_for` only."""
+
+    def changes_for(self, principal: Principal, *, origin: str | None = None) -> ReadableFeed:
+        """The change feed as ``principal`` may see it (from browser ``origin``, if any)."""
+        return ReadableFeed(self.feed, self.reads, principal, origin)
 
     def collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of the user collection ``name`` acting as ``principal``.

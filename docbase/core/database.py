@@ -22,6 +22,7 @@ from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.changes import ChangeFeed
 from docbase.core.changes.feed import LogDemand
 from docbase.core.changes.log import ChangeLog
+from docbase.core.changes.readable import ReadableFeed
 from docbase.core.collection import Collection
 from docbase.core.collection_views import CollectionViews
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
@@ -98,7 +99,7 @@ class Database(AsyncResource):
         self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)
         """The read stages of the documents an answer embeds (children, lookups)."""
         self.views = CollectionViews(name, self.limits, self.documents, self.pipeline,
-                                     self.reads)
+                                     self.reads, self.changes)
         """What collections act through; hands out the collection handles."""
         self.mail = MailService(self.views, self.settings, mailer=mailer, smtp=smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
@@ -121,6 +122,14 @@ class Database(AsyncResource):
     def system_collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of a reserved system collection (keys, tokens, outbound mail, ...)."""
         return self.views.system_collection(name, principal)
+
+    def changes_for(self, principal: Principal, *, origin: str | None = None) -> ReadableFeed:
+        """``db.changes`` as ``principal`` may see it: the rule of ``GET /realtime``.
+
+        ``async for change in db.changes_for(principal)(collection, since=seq)``; see
+        :mod:`docbase.core.changes.readable`. ``db.changes`` itself is for system code.
+        """
+        return self.views.changes_for(principal, origin=origin)
 
     @overload
     def hook(self, collection: str, point: Hook, /) -> Callable[[UserFunction], UserFunction]:

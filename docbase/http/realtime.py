@@ -24,8 +24,8 @@ from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from docbase.core.auth import authenticate_key
+from docbase.core.changes.readable import ReadableChanges
 from docbase.core.changes.realtime import (
-    ReadableChanges,
     check_event_name,
     parse_event_id,
     realtime_events,

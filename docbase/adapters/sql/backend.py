@@ -19,7 +19,6 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import Dialect
@@ -217,8 +216,7 @@ class SqlBackend:
         return None if number is None else int(number)
 
     def _create(self, conn: sa.Connection, collection: str) -> int:
-        insert = postgresql.insert if self.dialect.name == "postgresql" else sqlite.insert
-        conn.execute(insert(schema.collections).values(name=collection)
+        conn.execute(self.dialect.traits.upsert(schema.collections).values(name=collection)
                      .on_conflict_do_nothing(index_elements=["name"]))
         number = self._lookup(conn, collection)
         assert number is not None

@@ -21,7 +21,6 @@ from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
 
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.schema import blob_chunks, blobs
@@ -82,10 +81,9 @@ class SqlBlobStore:
             raise Conflict(f"blob {key!r} lost chunks while being stored: the put took "
                            "longer than the orphan grace and was swept; store it again")
         old = conn.execute(sa.select(blobs.c.blob_id).where(blobs.c.key == key)).scalar()
-        insert = postgresql.insert if self.backend.dialect.name == "postgresql" else sqlite.insert
         row = {"blob_id": blob_id, "size": size, "content_type": content_type,
                "chunk_size": self.chunk_size}
-        conn.execute(insert(blobs).values(key=key, **row)
+        conn.execute(self.backend.dialect.traits.upsert(blobs).values(key=key, **row)
                            .on_conflict_do_update(index_elements=["key"], set_=row))
         if old is not None:
             self._discard(conn, old)

@@ -15,6 +15,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from docbase.adapters.sql.engines import EngineTraits
 from docbase.adapters.sql.order_keys import RANKS
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
 from docbase.core.ordering import TypeClass, type_class
@@ -53,11 +54,10 @@ class Dialect(abc.ABC):
     """The SQL that differs per database; one instance per engine."""
 
     name: str
+    traits: EngineTraits
+    """Everything else that differs on this database, declared (:mod:`.engines`)."""
     body_type: Any
     search_type: Any
-    supports_row_locks: bool
-    unique_index_serves_queries: bool
-    """Whether the unique index of a path is the very index that queries use."""
     read_options: dict[str, Any]
     """Execution options of read-only connections (no BEGIN/COMMIT round trips)."""
     null_key: str | None

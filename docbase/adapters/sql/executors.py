@@ -40,8 +40,6 @@ from docbase.adapters.sql.connection_settings import (
     begin_write,
     interrupted,
     lock_wait,
-    prepare_postgresql,
-    prepare_sqlite,
 )
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
@@ -281,16 +279,14 @@ def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
     """
     sync_engine = _sync(engine)
     in_memory = isinstance(sync_engine.pool, StaticPool)
-    if dialect.name == "sqlite":
-        prepare_sqlite(sync_engine, in_memory=in_memory)
-    else:
-        prepare_postgresql(sync_engine)
+    traits = dialect.traits
+    traits.prepare(sync_engine, in_memory)
     if not isinstance(engine, sa.Engine):
         return AsyncEngineExecutor(engine, dialect, query_timeout)
     path = engine.url.database
-    if dialect.name == "sqlite" and not in_memory and path:
+    if traits.one_writer and not in_memory and path:
         return SqliteFileExecutor(engine, dialect, query_timeout, rolled_back, path)
-    driver = DriverStatements(engine) if dialect.name == "sqlite" else None
+    driver = DriverStatements(engine) if traits.rows_on_driver else None
     return ThreadExecutor(engine, dialect, query_timeout, driver)
 
 

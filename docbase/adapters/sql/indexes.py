@@ -57,7 +57,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
             collection_id=number, path=path_json, is_unique=unique).returning(registry.c.id))
         index_id = int(inserted.scalar_one())
         _create(conn, table, f"{table.name}_f{index_id}", dialect.fanout_index(fast, path))
-        if not (unique and dialect.unique_index_serves_queries):
+        if not (unique and dialect.traits.unique_index_serves_queries):
             _create(conn, table, f"{table.name}_k{index_id}",
                     *dialect.index_parts(fast.walk(path)))
     else:
@@ -68,9 +68,9 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
         exact = dialect.root(table, exact=True).walk(path)
         _create(conn, table, f"{table.name}_u{index_id}", dialect.unique_key(exact),
                       unique=True)
-        if found is not None and dialect.unique_index_serves_queries:
+        if found is not None and dialect.traits.unique_index_serves_queries:
             conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
-    if dialect.name == "postgresql":
+    if dialect.traits.analyze_after_index:
         conn.execute(sa.text(f'ANALYZE "{table.name}"'))
     return True
 
@@ -131,10 +131,9 @@ def explain(conn: sa.Connection, dialect: Dialect, statement: sa.Select[Any]) ->
                                  compile_kwargs={"render_postcompile": True})
     names = compiled.positiontup or []
     parameters = tuple(compiled.params[name] for name in names)
-    prefix = "EXPLAIN QUERY PLAN " if dialect.name == "sqlite" else "EXPLAIN "
-    if dialect.name == "sqlite":
+    if dialect.traits.explain_sees_stale_schema:
         # EXPLAIN QUERY PLAN reads no table, so it would plan on this connection's cached
         # schema, which misses an index another connection just made; a read refreshes it
         conn.exec_driver_sql("SELECT count(*) FROM sqlite_master")
-    rows = conn.exec_driver_sql(prefix + str(compiled), parameters)
+    rows = conn.exec_driver_sql(dialect.traits.explain_prefix + str(compiled), parameters)
     return "\n".join(str(row[-1]) for row in rows)

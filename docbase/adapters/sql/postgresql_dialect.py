@@ -18,6 +18,7 @@ from typing_extensions import override
 
 from docbase.adapters.sql import pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
+from docbase.adapters.sql.engines import POSTGRESQL
 from docbase.adapters.sql.order_keys import RANKS, encode_key
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
 from docbase.core.query import JSON, Path
@@ -29,10 +30,9 @@ class PostgresDialect(Dialect):
     """PostgreSQL 12+: ``body json`` keeps the text, ``doc jsonb`` serves fast tests."""
 
     name = "postgresql"
+    traits = POSTGRESQL
     body_type = postgresql.JSON()
     search_type = postgresql.JSONB()
-    supports_row_locks = True
-    unique_index_serves_queries = False
     read_options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
     null_key = RANKS["null"]
     nulls_follow_class = True

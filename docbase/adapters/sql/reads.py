@@ -62,8 +62,7 @@ class SqlDocumentReads:
         self._find_statements: dict[Hashable, sa.Select[Any]] = {}
         self._indexes = IndexedPaths()
         self.auto_indexer: AutoIndexer | None = None  # set by a store that indexes by itself
-        self._drops_fields_in_sql = self.dialect.without_fields(
-            sa.column("body"), ("_version",)) is not None
+        self._drops_fields_in_sql = self.dialect.traits.drops_fields_in_sql
 
     def _body(self, table: sa.TableClause) -> Any:
         return self.dialect.body_text(table.c.body)

@@ -98,9 +98,9 @@ def lookup_sql(number: int, body: str, placeholder: str) -> str:
 def collection_ddl(number: int, dialect: Dialect) -> sa.Table:
     """Describe the collection table as DDL, also the anchor of its indexes."""
     name = table_name(number)
-    postgres = dialect.name == "postgresql"
+    traits = dialect.traits
     columns = [
-        sa.Column("id", sa.Text(collation="C") if postgres else sa.Text, primary_key=True),
+        sa.Column("id", sa.Text(collation=traits.id_collation), primary_key=True),
         sa.Column("body", dialect.body_type, nullable=False),
         sa.Column("parent_id", sa.Text),
         sa.Column("version", sa.BigInteger, nullable=False),
@@ -108,7 +108,7 @@ def collection_ddl(number: int, dialect: Dialect) -> sa.Table:
         sa.Column("changed", sa.Text),
         sa.Column("search", dialect.search_type, nullable=False),
     ]
-    if postgres:
+    if traits.generated_jsonb:
         columns.insert(2, sa.Column("doc", postgresql.JSONB,
                                     sa.Computed("body::jsonb", persisted=True)))
     table = sa.Table(name, sa.MetaData(), *columns)
@@ -118,7 +118,7 @@ def collection_ddl(number: int, dialect: Dialect) -> sa.Table:
 
 def _v1(conn: sa.Connection, dialect: Dialect) -> None:
     metadata.create_all(conn, checkfirst=True)
-    if dialect.name == "postgresql":
+    if dialect.traits.server_functions:
         for statement in pg_functions.install_statements():
             conn.exec_driver_sql(statement)
 
@@ -130,7 +130,7 @@ def _v2(conn: sa.Connection, dialect: Dialect) -> None:
 def _v3(conn: sa.Connection, dialect: Dialect) -> None:
     # PostgreSQL's key indexes hold the native order parts (pg_order.py), which queries
     # now compare, instead of docbase_scalar_key's text (SQLite's did not change)
-    if dialect.name != "postgresql":
+    if not dialect.traits.server_functions:
         return
     for statement in pg_functions.install_statements():  # STRICT, docbase_sort_item
         conn.exec_driver_sql(statement)
@@ -153,9 +153,8 @@ def migrate(conn: sa.Connection, dialect: Dialect) -> int:
         ConfigurationError: the database was written by a newer docbase.
 
     """
-    if dialect.name == "postgresql":
-        conn.execute(sa.text(
-            "SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))"))
+    if dialect.traits.migration_lock is not None:
+        conn.execute(sa.text(dialect.traits.migration_lock))
     layout.create(conn, checkfirst=True)
     found = conn.execute(sa.select(sa.func.max(layout.c.version))).scalar() or 0
     if found > LAYOUT_VERSION:

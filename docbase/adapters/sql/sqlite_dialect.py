@@ -15,6 +15,7 @@ import sqlalchemy as sa
 from typing_extensions import override
 
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
+from docbase.adapters.sql.engines import SQLITE
 from docbase.adapters.sql.order_keys import encode_key
 from docbase.adapters.sql.values import (
     Condition,
@@ -33,10 +34,9 @@ class SqliteDialect(Dialect):
     """SQLite 3.38+ with the JSON functions and the functions of ``sqlite_functions``."""
 
     name = "sqlite"
+    traits = SQLITE
     body_type = sa.Text()
     search_type = sa.Text()
-    supports_row_locks = False
-    unique_index_serves_queries = True
     read_options: dict[str, Any] = {"docbase_read": True}
     null_key = None
     _FUNCTIONS = {"values": "docbase_path_values", "reached": "docbase_reached",

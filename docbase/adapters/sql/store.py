@@ -69,8 +69,8 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             backend.query_timeout = query_timeout
         super().__init__(backend)
         self._owns_engine = owns_engine
-        self._signal = (PostgresChangeSignal(self.backend) if self.dialect.name == "postgresql"
-                        else None)
+        self._signal = (PostgresChangeSignal(self.backend)
+                        if self.dialect.traits.notifies_changes else None)
         # one-document inserts in one round trip on PostgreSQL (see its module)
         self._inserter = pg_inserts.inserter_for(engine, self.backend.cached_number,
                                                  self.backend.forget)
@@ -162,7 +162,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         """Write ``row`` if the stored row is at ``version``; ``None``: no short way."""
         if self._inserter is not None:
             return await self._inserter.swap(collection, row, version)
-        if self.dialect.name != "sqlite":
+        if not self.dialect.traits.plain_swap:
             return None
 
         def work(conn: sa.Connection) -> bool:
@@ -185,7 +185,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             if table is None:
                 raise NotFound(f"no document {document_id} in {collection!r}")
             read = sa.select(self._body(table)).where(table.c.id == document_id)
-            if self.dialect.supports_row_locks:
+            if self.dialect.traits.supports_row_locks:
                 read = read.with_for_update()
             body = conn.execute(read).scalar()
             if body is None:

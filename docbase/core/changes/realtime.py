@@ -11,10 +11,9 @@ Each entry becomes one or more events, as the original sends them:
 
 Every event carries an id to resume from: ``SEQ`` for the last (or only) event of entry
 ``SEQ``, ``SEQ.I`` for event ``I`` (from 0) of an entry that makes several; a ping's id
-is the entry the stream has reached. Events of collections the principal may not read
-(``GET /rest/C``, asked of :func:`~docbase.core.auth.authorize`) are left out, and lookups
-it may not read are sent as bare ids (:class:`ReadableChanges`). The HTTP
-layer only encodes what :func:`realtime_events` yields.
+is the entry the stream has reached. What a subscriber sees of each entry is decided by
+:class:`~docbase.core.changes.readable.ReadableChanges`, the rule of every principal's
+feed. The HTTP layer only encodes what :func:`realtime_events` yields.
 """
 
 from __future__ import annotations
@@ -23,20 +22,15 @@ import asyncio
 import re
 from collections import OrderedDict
 from collections.abc import AsyncIterator, Awaitable, Callable
-from typing import TYPE_CHECKING, Any, NamedTuple
+from typing import Any, NamedTuple
 
 import msgspec
 
-from docbase.core.auth import Action, Principal, authorize
 from docbase.core.changes.entries import Change
 from docbase.core.changes.feed import ChangeFeed
-from docbase.core.errors import Forbidden, InvalidQuery
+from docbase.core.errors import InvalidQuery
 from docbase.core.ids import utc_now
-from docbase.core.names import is_user_collection
 from docbase.core.settings.limits import Limits
-
-if TYPE_CHECKING:
-    from docbase.core.reads import ReadRoad
 
 RESERVED_EVENTS = frozenset({"ping", "post", "put", "delete"})
 """Event names only docbase sends."""
@@ -134,52 +128,6 @@ def events_of(change: Change) -> list[tuple[str, Any]]:
     if change.event == "put":
         return [("put", {**head, "data": i}) for i in change.ids]
     return [(change.event, {**head, "data": list(change.ids)})]
-
-
-class ReadableChanges:
-    """Each change as one principal may see it: its collection decided once, lookups shaped.
-
-    The events of a collection reach the principal when it may ``GET /rest/C`` (a system
-    collection needs a full-access principal, as for ``/rest``). A ``post`` event's
-    documents pass the :class:`~docbase.core.reads.ReadRoad`: a lookup item whose target
-    the principal may not read is sent as its bare ``_id``. ``beforeGET`` hooks that
-    narrow reads do not filter the stream (an event names documents, not a query).
-    """
-
-    def __init__(self, principal: Principal, origin: str | None,
-                 road: ReadRoad | None = None) -> None:
-        self.principal = principal
-        self.origin = origin
-        self.road = road
-        self._decided: dict[str, bool] = {}
-
-    def readable(self, collection: str) -> bool:
-        """Tell whether the principal may read ``collection``'s events."""
-        allowed = self._decided.get(collection)
-        if allowed is None:
-            try:
-                authorize(self.principal, Action("GET", f"/rest/{collection}",
-                                                 origin=self.origin,
-                                                 system=not is_user_collection(collection)))
-                allowed = True
-            except Forbidden:
-                allowed = False
-            self._decided[collection] = allowed
-        return allowed
-
-    async def __call__(self, change: Change) -> Change | None:
-        """``change`` as the principal sees it, or ``None`` when it sees none of it."""
-        if change.collection is None:
-            return change
-        if not self.readable(change.collection):
-            return None
-        if self.road is None or not change.documents:
-            return change
-        documents = [dict(d) for d in change.documents]
-        await self.road.shape(change.collection, self.principal, documents)
-        if documents == list(change.documents):
-            return change  # the very object: its rendered events are shared
-        return msgspec.structs.replace(change, documents=tuple(documents))
 
 
 async def realtime_events(

@@ -20,7 +20,7 @@ from litestar import Response, get
 from litestar.response import Redirect
 
 from docbase.core.changes.entries import Change
-from docbase.core.changes.realtime import ReadableChanges
+from docbase.core.changes.readable import ReadableChanges
 from docbase.core.errors import InvalidQuery
 from docbase.core.names import check_collection_name
 from docbase.core.query import parse_list_params

@@ -1,7 +1,7 @@
 """``GET /_/events``: the change feed for an open console page, as server-sent events.
 
 The same stream as ``GET /realtime`` (:func:`~docbase.core.changes.realtime.realtime_events`
-with the same :class:`~docbase.core.changes.realtime.ReadableChanges`), authenticated
+with the same :class:`~docbase.core.changes.readable.ReadableChanges`), authenticated
 by the console session instead of a key: a page of the collection browser listens to it
 and reloads its table when its collection changes. Like ``/realtime`` it needs the
 database's
@@ -18,7 +18,8 @@ from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from docbase.core.auth.sessions import find_session
-from docbase.core.changes.realtime import ReadableChanges, realtime_events
+from docbase.core.changes.readable import ReadableChanges
+from docbase.core.changes.realtime import realtime_events
 from docbase.core.errors import DocbaseError
 from docbase.http.console.guard import SESSION_COOKIE, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS

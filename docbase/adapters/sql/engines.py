@@ -1,0 +1,96 @@
+"""What the SQL adapter relies on per database, declared once: :class:`EngineTraits`.
+
+The SQL each database spells differently is the :class:`~.dialects.Dialect`'s; the
+rest of what differs (which INSERT has ``ON CONFLICT``, how a plan is asked for, whether
+indexes need statistics, which columns and functions the layout has, how writers and
+readers share the database) is one frozen :class:`EngineTraits` per database kind,
+reached as ``dialect.traits``. The dialect is picked once from the engine
+(``backend.dialect_for``), so nothing else asks which database it runs on, and
+``tests/test_sql_engine_traits.py`` checks every declared trait against each database.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy.dialects import postgresql, sqlite
+
+from docbase.adapters.sql.connection_settings import prepare_postgresql, prepare_sqlite
+
+
+@dataclass(frozen=True)
+class EngineTraits:
+    """The declared capabilities of one database kind (see each field)."""
+
+    name: str
+    """SQLAlchemy's name of the database (``engine.dialect.name``)."""
+    upsert: Callable[[sa.Table], Any]
+    """The ``INSERT`` construct of a table that has ``on_conflict_do_update/_nothing``."""
+    prepare: Callable[[sa.Engine, bool], None]
+    """Set up each new connection of a synchronous engine (``in_memory``: SQLite's ``:memory:``)."""
+    explain_prefix: str
+    """What turns a ``SELECT`` into the request for its plan, one step per row."""
+    explain_sees_stale_schema: bool
+    """A connection plans with its cached schema, missing an index another one just made
+    until it reads a table (SQLite); ``explain`` reads one first."""
+    analyze_after_index: bool
+    """An expression index has no statistics until ``ANALYZE`` (PostgreSQL)."""
+    id_collation: str | None
+    """The collation of the ``id`` column that orders ids by code point (``None``: the
+    column's default already does)."""
+    generated_jsonb: bool
+    """Collection tables have the ``doc jsonb`` column generated from ``body``."""
+    server_functions: bool
+    """docbase's SQL functions live in the database, installed by the migrations
+    (PostgreSQL, :mod:`.pg_functions`), rather than on each connection (SQLite)."""
+    migration_lock: str | None
+    """The statement that serialises concurrent migrations inside their transaction
+    (``None``: the write transaction alone does, SQLite's ``BEGIN IMMEDIATE``)."""
+    notifies_changes: bool
+    """Processes sharing the database can wake each other (``LISTEN/NOTIFY``, :mod:`.notify`)."""
+    supports_row_locks: bool
+    """``SELECT ... FOR UPDATE`` locks the rows read."""
+    unique_index_serves_queries: bool
+    """The unique index of a path is the very index that queries on it use."""
+    one_writer: bool
+    """One write transaction at a time holds the whole database (SQLite): a file's writes
+    commit in groups by one writer thread (:mod:`.group_commit`)."""
+    rows_on_driver: bool
+    """Reads fetch rows on the driver's connection past SQLAlchemy (:mod:`.driver_rows`)."""
+    plain_swap: bool
+    """The compare-and-swap ``UPDATE`` (``dialects.swap_sql``, ``?`` parameters) runs as
+    one statement of the writer; PostgreSQL's runs on asyncpg (:mod:`.pg_inserts`)."""
+    drops_fields_in_sql: bool
+    """Hidden fields are dropped from the stored text in SQL (SQLite's ``json_remove``);
+    PostgreSQL has no such function for ``json``, and rebuilding each object there cost
+    its one shared server more than dropping them in the worker does."""
+
+
+def _prepare_postgresql(engine: sa.Engine, in_memory: bool) -> None:
+    prepare_postgresql(engine)
+
+
+def _prepare_sqlite(engine: sa.Engine, in_memory: bool) -> None:
+    prepare_sqlite(engine, in_memory=in_memory)
+
+
+SQLITE = EngineTraits(
+    name="sqlite", upsert=sqlite.insert, prepare=_prepare_sqlite,
+    explain_prefix="EXPLAIN QUERY PLAN ", explain_sees_stale_schema=True,
+    analyze_after_index=False, id_collation=None, generated_jsonb=False,
+    server_functions=False, migration_lock=None, notifies_changes=False,
+    supports_row_locks=False, unique_index_serves_queries=True, one_writer=True,
+    rows_on_driver=True, plain_swap=True, drops_fields_in_sql=True)
+
+POSTGRESQL = EngineTraits(
+    name="postgresql", upsert=postgresql.insert, prepare=_prepare_postgresql,
+    explain_prefix="EXPLAIN ", explain_sees_stale_schema=False,
+    analyze_after_index=True, id_collation="C", generated_jsonb=True,
+    server_functions=True,
+    migration_lock="SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))",
+    notifies_changes=True, supports_row_locks=True, unique_index_serves_queries=False,
+    one_writer=False, rows_on_driver=False, plain_swap=False,
+    drops_fields_in_sql=False)
