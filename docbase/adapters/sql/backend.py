@@ -19,20 +19,26 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.executors import Executor, executor_for
 from docbase.adapters.sql.loop_reads import UNANSWERED
-from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
+from docbase.core.plugins import lazy_module
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from docbase.adapters.sql import postgresql_dialect
+else:  # imported for a PostgreSQL store only: SQLAlchemy's dialect is ~2 MiB per process
+    postgresql = lazy_module("sqlalchemy.dialects.postgresql")
+    postgresql_dialect = lazy_module("docbase.adapters.sql.postgresql_dialect")
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
@@ -53,7 +59,7 @@ def dialect_for(name: str) -> Dialect:
     if name == "sqlite":
         return SqliteDialect()
     if name == "postgresql":
-        return PostgresDialect()
+        return postgresql_dialect.PostgresDialect()
     raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
 
 

@@ -19,16 +19,23 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterable, AsyncIterator
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.schema import blob_chunks, blobs
 from docbase.core.chunks import ChunkBuffer
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.ids import new_object_id
+from docbase.core.plugins import lazy_module
 from docbase.core.ports import BlobInfo
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
+else:  # imported for a PostgreSQL store only (~2 MiB per process)
+    postgresql = lazy_module("sqlalchemy.dialects.postgresql")
 
 CHUNK_SIZE = 256 * 1024
 CHUNKS_PER_WRITE = 4
