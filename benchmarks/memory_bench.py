@@ -9,7 +9,8 @@ shared machine falls on all of them. Printed for each server and each process of
 resident memory (RSS, what ``versus.py`` sums), proportional (PSS) and private (USS)
 memory and the thread count, three times: just after start (no request served yet),
 after the 10,000 documents were posted, and after every workload ran ``--duration``
-seconds ``--repeat`` times.
+seconds ``--repeat`` times. Each measurement also prints the server's CPU time (all its
+processes) per request served, the figure to compare on a shared machine.
 
     python benchmarks/memory_bench.py --venv /tmp/prod-venv --venv /tmp/main-venv \
         --duration 4 --repeat 1
@@ -63,13 +64,29 @@ def figures(pid: int) -> dict[str, int]:
             "threads": int(fields["Threads"])}
 
 
-def table(name: str, when: str, pid: int) -> None:
-    """Print one line per process of the server, and their sum."""
+def tree(pid: int) -> list[int]:
+    """``pid`` and all its descendants."""
     processes, todo = [], [pid]
     while todo:
         process = todo.pop(0)
         processes.append(process)
         todo += children(process)
+    return processes
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of ``pid`` and its descendants (live ones)."""
+    total = 0
+    for process in tree(pid):
+        with open(f"/proc/{process}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+        total += int(fields[11]) + int(fields[12])
+    return total / os.sysconf("SC_CLK_TCK")
+
+
+def table(name: str, when: str, pid: int) -> None:
+    """Print one line per process of the server, and their sum."""
+    processes = tree(pid)
     total = {"rss": 0, "pss": 0, "uss": 0, "threads": 0}
     print(f"\n{name}, {when}")
     print(f"  {'process':18} {'RSS MiB':>8} {'PSS MiB':>8} {'USS MiB':>8} {'threads':>8}")
@@ -136,11 +153,16 @@ def main() -> None:
             for workload in args.workloads.split(","):
                 turn = round_ % len(servers)
                 for server in servers[turn:] + servers[:turn]:
+                    assert server.process is not None
                     versus.settle(args.settle)
+                    before = cpu_seconds(server.process.pid)
                     got = versus.wrk(duration=args.duration, headers=server.headers,
                                      **loads[server.name][workload])
+                    used = cpu_seconds(server.process.pid) - before
+                    served = max(1.0, got["rps"] * args.duration)
                     print(f"round {round_ + 1} {server.name:30} {workload:15} "
-                          f"{got['rps']:>8.0f} req/s non2xx {got['non2xx']}", flush=True)
+                          f"{got['rps']:>8.0f} req/s {used / served * 1e6:>7.0f} us CPU/req "
+                          f"non2xx {got['non2xx']}", flush=True)
         for server in servers:
             assert server.process is not None
             table(server.name, "after the load", server.process.pid)
