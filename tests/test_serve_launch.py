@@ -98,3 +98,31 @@ def test_an_operators_malloc_arena_max_is_kept(tmp_path: Path) -> None:
         assert environment(worker)["MALLOC_ARENA_MAX"] == "4"
     finally:
         served.stop()
+
+
+def test_a_worker_loads_the_console_password_and_regex_libraries_only_when_used(
+    tmp_path: Path
+) -> None:
+    served = launch(tmp_path, "--workers", "1")
+    try:
+        key = served.admin_key
+        created = served.request("POST", "/rest/things", key=key, json={"name": "Ann"})
+        assert created.status_code == 201, created.text
+        assert served.request("GET", "/rest/things", key=key).status_code == 200
+        (worker,) = child_processes(served.process.pid)
+        at_rest = mapped(worker)
+        # jinja2's markupsafe, argon2's bindings and the regex engine: none after a
+        # create and a list
+        for library in ("markupsafe", "_argon2_cffi_bindings", "regex/_regex"):
+            assert library not in at_rest, library
+        found = served.request("GET", '/rest/things?q={"name":{"$regex":"^A"}}', key=key)
+        assert [d["name"] for d in found.json()] == ["Ann"]
+        page = served.request("GET", "/_/signin")
+        assert page.status_code == 200, page.text
+        assert served.request("POST", "/auth/login", json={
+            "email": "nobody@example.com", "password": "not a password"}).status_code == 401
+        used = mapped(worker)
+        for library in ("markupsafe", "_argon2_cffi_bindings", "regex/_regex"):
+            assert library in used, library
+    finally:
+        served.stop()
