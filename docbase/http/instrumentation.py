@@ -9,17 +9,25 @@ and serves ``GET /metrics`` to the configured token and addresses
 
 from __future__ import annotations
 
-from docbase.adapters.prometheus import CONTENT_TYPE, PrometheusInstruments, scrape
+from typing import TYPE_CHECKING
+
 from docbase.config import Deployment
 from docbase.core.metrics import install
+from docbase.core.plugins import lazy_module
 from docbase.http.probes import MetricsAccess
+
+if TYPE_CHECKING:
+    from docbase.adapters import prometheus
+    from docbase.adapters.prometheus import PrometheusInstruments
+else:  # imported when metrics are on: a worker without them never loads prometheus-client
+    prometheus = lazy_module("docbase.adapters.prometheus")
 
 
 def install_metrics(deployment: Deployment) -> PrometheusInstruments | None:
     """Install this worker's Prometheus instruments if metrics are configured."""
     if not deployment.metrics:
         return None
-    chosen = PrometheusInstruments()
+    chosen = prometheus.PrometheusInstruments()
     install(chosen)
     return chosen
 
@@ -29,7 +37,8 @@ def metrics_access(deployment: Deployment, instruments: PrometheusInstruments | 
     """``GET /metrics`` as the deployment configures it (``None``: no metrics)."""
     if instruments is None:
         return None
-    return MetricsAccess(lambda states: scrape(instruments, states), CONTENT_TYPE,
+    return MetricsAccess(lambda states: prometheus.scrape(instruments, states),
+                         prometheus.CONTENT_TYPE,
                          token=deployment.metrics_token,
                          addresses=deployment.metrics_addresses)
 

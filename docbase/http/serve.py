@@ -27,7 +27,7 @@ import os
 import socket
 import sys
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
 
@@ -44,7 +44,7 @@ from docbase.core.hooks.jobs import Job
 from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
 from docbase.core.metrics import NO_INSTRUMENTS
-from docbase.core.portability.backups import backup_job
+from docbase.core.plugins import lazy_module
 from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
@@ -57,6 +57,11 @@ from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
 from docbase.http.supervision import exit_with_supervisor
 from docbase.http.tls import ensure_self_signed
+
+if TYPE_CHECKING:
+    from docbase.core.portability import backups
+else:  # imported when backups are scheduled: it brings the archive code and tarfile
+    backups = lazy_module("docbase.core.portability.backups")
 
 logger = logging.getLogger("docbase.serve")
 
@@ -85,8 +90,8 @@ def scheduled_backups(deployment: Deployment, db: Database) -> list[Job]:
     """The backup job of ``db`` when the deployment has a ``backup_dir``."""
     if deployment.backup_dir is None:
         return []
-    return [backup_job(db, Path(deployment.backup_dir), deployment.backup_keep,
-                       deployment.backup_schedule)]
+    return [backups.backup_job(db, Path(deployment.backup_dir), deployment.backup_keep,
+                               deployment.backup_schedule)]
 
 
 def build_app(deployment: Deployment) -> Any:

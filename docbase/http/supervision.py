@@ -20,6 +20,7 @@ import ssl
 import sys
 import threading
 import time
+from multiprocessing import resource_tracker
 from pathlib import Path
 
 import uvicorn
@@ -46,6 +47,12 @@ EXIT_SLACK = 5.0
 """Seconds a worker whose supervisor died gets beyond the graceful shutdown's bound
 (application shutdown included) before it exits at once."""
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+
+WORKER_MALLOC_ARENAS = "2"
+"""glibc's malloc arenas per worker (``MALLOC_ARENA_MAX``) unless the environment sets
+it: by default glibc gives each thread that allocates an arena of its own, up to eight
+per core, and an arena keeps what it once held, so a worker's SQL threads each held
+~1 MiB after a load (``docs/benchmarks.md``, branch ``memory``)."""
 
 logger = logging.getLogger("docbase.serve")
 
@@ -90,6 +97,25 @@ def _watch(supervisor: int, graceful_timeout: float) -> None:
     os._exit(1)
 
 
+def without_resource_tracker() -> None:
+    """Spawn the workers without multiprocessing's resource tracker process.
+
+    Before the first spawned child, multiprocessing starts a resource tracker: one more
+    Python process (~13 MiB) that unlinks the named semaphores and shared memory
+    segments its children leave behind when they die. docbase's workers make none
+    (uvicorn talks to them through pipes, the metrics are memory-mapped files in a
+    directory :func:`docbase.http.launch.metrics_directory` removes), so the tracker's
+    descriptor, which the workers inherit, is ``/dev/null``: what a worker would report
+    to it is dropped. Where multiprocessing has no such tracker, or it already runs,
+    nothing changes.
+    """
+    if os.name != "posix":
+        return
+    tracker = getattr(resource_tracker, "_resource_tracker", None)
+    if tracker is not None and getattr(tracker, "_fd", 0) is None:
+        tracker._fd = os.open(os.devnull, os.O_WRONLY)
+
+
 class TlsConfig(uvicorn.Config):
     """uvicorn's configuration: TLS 1.2 at least, and the ``header_timeout`` to apply.
 
@@ -128,6 +154,8 @@ class UvicornRunner:
         if self.pid_file is not None:
             self.pid_file.write_text(f"{os.getpid()}\n")
         os.environ[SUPERVISOR_ENV] = str(os.getpid())  # inherited by every worker
+        os.environ.setdefault("MALLOC_ARENA_MAX", WORKER_MALLOC_ARENAS)
+        without_resource_tracker()
         try:
             Multiprocess(config, sockets=[sock]).run()
         finally:

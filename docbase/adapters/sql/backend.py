@@ -25,13 +25,17 @@ from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.executors import Executor, executor_for
 from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
-from docbase.adapters.sql.postgresql_dialect import PostgresDialect
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError
+from docbase.core.plugins import lazy_module
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
+
+    from docbase.adapters.sql import postgresql_dialect
+else:  # imported for a PostgreSQL store only: SQLAlchemy's dialect is ~2 MiB per process
+    postgresql_dialect = lazy_module("docbase.adapters.sql.postgresql_dialect")
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
@@ -52,7 +56,7 @@ def dialect_for(name: str) -> Dialect:
     if name == "sqlite":
         return SqliteDialect()
     if name == "postgresql":
-        return PostgresDialect()
+        return postgresql_dialect.PostgresDialect()
     raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
 
 

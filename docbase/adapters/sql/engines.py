@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql, sqlite
+from sqlalchemy.dialects import sqlite
 
 from docbase.adapters.sql.connection_settings import prepare_postgresql, prepare_sqlite
 
@@ -69,6 +69,13 @@ class EngineTraits:
     its one shared server more than dropping them in the worker does."""
 
 
+def _postgresql_insert(table: Any) -> Any:
+    # SQLAlchemy's PostgreSQL dialect (~2 MiB) is imported by PostgreSQL stores only
+    from sqlalchemy.dialects import postgresql  # noqa: PLC0415
+
+    return postgresql.insert(table)
+
+
 def _prepare_postgresql(engine: sa.Engine, in_memory: bool) -> None:
     prepare_postgresql(engine)
 
@@ -86,7 +93,7 @@ SQLITE = EngineTraits(
     rows_on_driver=True, plain_swap=True, drops_fields_in_sql=True)
 
 POSTGRESQL = EngineTraits(
-    name="postgresql", upsert=postgresql.insert, prepare=_prepare_postgresql,
+    name="postgresql", upsert=_postgresql_insert, prepare=_prepare_postgresql,
     explain_prefix="EXPLAIN ", explain_sees_stale_schema=False,
     analyze_after_index=True, id_collation="C", generated_jsonb=True,
     server_functions=True,

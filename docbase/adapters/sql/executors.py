@@ -187,6 +187,9 @@ class AsyncEngineExecutor(_Bounds):
 class ThreadExecutor(_Bounds):
     """A synchronous engine: work in a worker thread, rows read on the driver."""
 
+    threads = _THREADS
+    """Threads running work at once, each on a connection of the engine's pool."""
+
     def __init__(self, engine: sa.Engine, dialect: Dialect,
                  query_timeout: Callable[[], float], driver: DriverStatements | None) -> None:
         """``driver`` reads rows on the driver (SQLite), else SQLAlchemy reads them."""
@@ -200,7 +203,8 @@ class ThreadExecutor(_Bounds):
         """Run ``work`` (see :meth:`Executor.run`)."""
         async with self.turn():
             if self._threads is None:
-                self._threads = ThreadPoolExecutor(_THREADS, thread_name_prefix="docbase-sql")
+                self._threads = ThreadPoolExecutor(self.threads,
+                                                   thread_name_prefix="docbase-sql")
             return await asyncio.get_running_loop().run_in_executor(
                 self._threads, self.run_sync, self.engine, work, write)
 
@@ -228,6 +232,12 @@ class ThreadExecutor(_Bounds):
 
 class SqliteFileExecutor(ThreadExecutor):
     """A SQLite file: writes committed in groups, short reads on the loop's thread."""
+
+    threads = 8
+    """Reads run at once (writes have their own thread). SQLite reads are CPU work, under
+    the GIL but for ``sqlite3_step``; each thread's connection and malloc arena held
+    ~0.6 MiB after a load, so 16 cost a worker ~5 MiB more than 8 for no throughput on
+    two cores (``docs/benchmarks.md``, branch ``memory``)."""
 
     def __init__(self, engine: sa.Engine, dialect: Dialect,
                  query_timeout: Callable[[], float], rolled_back: Callable[[], None],

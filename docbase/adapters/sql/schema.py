@@ -23,14 +23,20 @@ from __future__ import annotations
 import functools
 import json
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import postgresql
 from sqlalchemy.sql.elements import Grouping
 
 from docbase.adapters.sql import pg_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.core.errors import ConfigurationError
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    from sqlalchemy.dialects import postgresql
+else:  # imported for PostgreSQL tables only (~2 MiB per process)
+    postgresql = lazy_module("sqlalchemy.dialects.postgresql")
 
 LAYOUT_VERSION = 3
 

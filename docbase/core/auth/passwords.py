@@ -15,19 +15,27 @@ from __future__ import annotations
 import asyncio
 import functools
 import secrets
-
-from argon2 import PasswordHasher
-from argon2.exceptions import InvalidHashError, VerificationError
+from typing import TYPE_CHECKING
 
 from docbase.core.errors import InvalidQuery
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    import argon2
+    import argon2.exceptions
+else:  # imported on the first password: a worker serving API keys only never needs it
+    argon2 = lazy_module("argon2")
 
 MIN_PASSWORD_LENGTH = 8
 """The shortest password a user may have."""
 MAX_PASSWORD_LENGTH = 1024
 """The longest one (hashing a huge string would cost the server dearly)."""
 
-# argon2id at OWASP's recommended minimum (19 MiB, 2 passes, 1 lane): tens of ms
-_HASHER = PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
+
+@functools.cache
+def _hasher() -> argon2.PasswordHasher:
+    # argon2id at OWASP's recommended minimum (19 MiB, 2 passes, 1 lane): tens of ms
+    return argon2.PasswordHasher(time_cost=2, memory_cost=19 * 1024, parallelism=1)
 
 
 def check_password(password: object) -> str:
@@ -48,13 +56,13 @@ def check_password(password: object) -> str:
 
 async def hash_password(password: str) -> str:
     """Return the argon2id hash of ``password`` (computed in a worker thread)."""
-    return await asyncio.to_thread(_HASHER.hash, password)
+    return await asyncio.to_thread(_hasher().hash, password)
 
 
 @functools.cache
 def dummy_hash() -> str:
     """A hash of a random password, checked instead when the user does not exist."""
-    return _HASHER.hash(secrets.token_hex(16))
+    return _hasher().hash(secrets.token_hex(16))
 
 
 def _verify(stored: str | None, password: str) -> bool:
@@ -62,8 +70,8 @@ def _verify(stored: str | None, password: str) -> bool:
         _verify(dummy_hash(), password)
         return False
     try:
-        return _HASHER.verify(stored, password)
-    except (VerificationError, InvalidHashError):
+        return _hasher().verify(stored, password)
+    except (argon2.exceptions.VerificationError, argon2.exceptions.InvalidHashError):
         return False
 
 

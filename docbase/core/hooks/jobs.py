@@ -10,11 +10,16 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime
-
-from croniter import CroniterError, croniter
+from typing import TYPE_CHECKING
 
 from docbase.core.errors import ConfigurationError
 from docbase.core.hooks.calling import UserFunction, function_name
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    import croniter
+else:  # imported with the first job: a worker without jobs never needs it (or dateutil)
+    croniter = lazy_module("croniter")
 
 
 class Job:
@@ -28,8 +33,8 @@ class Job:
 
         """
         try:
-            croniter(schedule)
-        except (CroniterError, ValueError) as exc:
+            croniter.croniter(schedule)
+        except (croniter.CroniterError, ValueError) as exc:
             raise ConfigurationError(f"job schedule {schedule!r}: {exc}") from None
         self.schedule = schedule
         self.function = function
@@ -37,7 +42,7 @@ class Job:
 
     def next_tick(self, after: datetime) -> datetime:
         """The first tick of the schedule strictly after ``after`` (UTC)."""
-        tick: datetime = croniter(self.schedule, after.astimezone(UTC)).get_next(datetime)
+        tick: datetime = croniter.croniter(self.schedule, after.astimezone(UTC)).get_next(datetime)
         return tick.astimezone(UTC)
 
 

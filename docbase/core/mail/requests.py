@@ -12,13 +12,18 @@ single message and ``2.to`` for the third message of an array.
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
-from email_validator import EmailNotValidError, validate_email
 
 from docbase.core.errors import FieldError, InvalidQuery, PayloadTooLarge, ValidationFailed
+from docbase.core.plugins import lazy_module
 from docbase.core.query import JSON
+
+if TYPE_CHECKING:
+    import email_validator
+else:  # imported on the first address checked: most requests carry none
+    email_validator = lazy_module("email_validator")
 
 MAX_RECIPIENTS = 100
 """Most addresses one message may be sent to."""
@@ -54,8 +59,8 @@ def check_address(address: str) -> str:
     if has_line_break(address):
         raise ValueError("must not contain a line break")
     try:
-        valid = validate_email(address, check_deliverability=False)
-    except EmailNotValidError as exc:
+        valid = email_validator.validate_email(address, check_deliverability=False)
+    except email_validator.EmailNotValidError as exc:
         raise ValueError(str(exc)) from None
     return valid.ascii_email or valid.normalized  # IDNA domain; SMTPUTF8 only if need be
 

@@ -22,12 +22,17 @@ from __future__ import annotations
 
 import functools
 import re
-
-import regex
+from typing import TYPE_CHECKING
 
 from docbase.core.errors import InvalidQuery, RegexTimeout
+from docbase.core.plugins import lazy_module
 from docbase.core.query.ast import JSON, Path, Regex
 from docbase.core.query.deadline import remaining
+
+if TYPE_CHECKING:
+    import regex
+else:  # imported with the first $regex: most queries have none (~1 MiB per process)
+    regex = lazy_module("regex")
 
 _UNSUPPORTED_REGEX = re.compile(
     r"\(\?<[=!]|\\[1-9]|\(\?P[=<>]|\(\?<\w|\\k<|\(\?\(|\(\?[aLu]"  # look-behind, backrefs, names

@@ -13,10 +13,17 @@ no ``eval``), forbids framing, and keeps pages out of caches.
 
 from __future__ import annotations
 
-from typing import Any
+import functools
+from typing import TYPE_CHECKING, Any
 
-import jinja2
 from litestar import Response
+
+from docbase.core.plugins import lazy_module
+
+if TYPE_CHECKING:
+    import jinja2
+else:  # imported on the first page: a worker serving only the API never needs it
+    jinja2 = lazy_module("jinja2")
 
 CONTENT_SECURITY_POLICY = (
     "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
@@ -32,17 +39,20 @@ CONSOLE_HEADERS: dict[str, str] = {
 }
 """The headers of every console response (static assets replace ``cache-control``)."""
 
-_ENVIRONMENT = jinja2.Environment(
-    loader=jinja2.PackageLoader("docbase.http.console", "templates"),
-    autoescape=True,
-    undefined=jinja2.StrictUndefined,
-    trim_blocks=True,
-    lstrip_blocks=True,
-)
+@functools.cache
+def _environment() -> jinja2.Environment:
+    """The console's template engine, made on the first page rendered."""
+    return jinja2.Environment(
+        loader=jinja2.PackageLoader("docbase.http.console", "templates"),
+        autoescape=True,
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
 
 
 def render(template: str, status: int = 200, **context: Any) -> Response[str]:
     """Render ``template`` with ``context`` as an HTML response with the console headers."""
-    html = _ENVIRONMENT.get_template(template).render(**context)
+    html = _environment().get_template(template).render(**context)
     return Response(html, status_code=status, media_type="text/html; charset=utf-8",
                     headers=dict(CONSOLE_HEADERS))
