@@ -23,7 +23,8 @@ import sqlalchemy as sa
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
-from docbase.adapters.sql.executors import Executor, executor_for
+from docbase.adapters.sql.executor_port import Executor
+from docbase.adapters.sql.executors import executor_for
 from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.core.errors import ConfigurationError

@@ -26,9 +26,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable, Iterator, Mapping
+from collections.abc import AsyncIterator, Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import TYPE_CHECKING, Any
 
 import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
@@ -43,6 +43,7 @@ from docbase.adapters.sql.connection_settings import (
 )
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
+from docbase.adapters.sql.executor_port import Executor, Params, Rows, T, Work
 from docbase.adapters.sql.group_commit import GroupCommitWriter
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.pg_point_reads import PgPointReader
@@ -51,43 +52,8 @@ from docbase.core.query.deadline import within
 if TYPE_CHECKING:  # imported where used: it brings SQLAlchemy's ORM (~7 MiB per process)
     from sqlalchemy.ext.asyncio import AsyncEngine
 
-T = TypeVar("T")
-Work = Callable[[sa.Connection], T]
-Rows = list[tuple[str]]
-Params = Mapping[str, Any]
 
 _THREADS = 16  # at least the connection pool's size (15, see engine.py)
-
-
-class Executor(Protocol):
-    """Runs a backend's work, and the short ways its engine has around that."""
-
-    async def run(self, work: Work[T], *, write: bool) -> T:
-        """Run ``work`` in one transaction (a write) or autocommitting (a read)."""
-
-    def scalars(self, conn: sa.Connection, statement: sa.Select[Any],
-                params: Params | None = None) -> list[Any]:
-        """The first column of ``statement``'s rows (``params``: values it leaves open)."""
-
-    def scalars_now(self, number: int, statement: sa.Select[Any],
-                    params: Params | None = None) -> list[Any] | None:
-        """As :meth:`scalars` on this thread; ``None``: ask with :meth:`run`."""
-
-    def body_now(self, number: int, document_id: str) -> Rows | None:
-        """The body row of a document of table ``number`` on this thread, or ``None``."""
-
-    def number_now(self, collection: str) -> int | None:
-        """``collection``'s committed table number here (``NO_TABLE``: none), or ``None``."""
-
-    async def body_soon(self, number: int, document_id: str) -> Rows | None:
-        """As :meth:`body_now`, or by a short way of the engine's own; ``None``: not here."""
-
-    async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
-                           forget: Callable[[], None]) -> list[Any] | None:
-        """As :meth:`scalars` by the engine's short way (``forget``: table gone), or ``None``."""
-
-    async def close(self) -> None:
-        """Release the engine's connections and the executor's threads."""
 
 
 class _Bounds:
