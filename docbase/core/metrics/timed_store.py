@@ -47,9 +47,6 @@ class TimedStore:
         self._count, self._aggregate = observe["count"], observe["aggregate"]
         self._update, self._delete = observe["update"], observe["delete"]
         self._delete_where = observe["delete_where"]
-        encoded = getattr(inner, "find_encoded", None)
-        if encoded is not None:  # the listing looks for it: offer it only if the adapter has it
-            self.find_encoded = self._timed_find_encoded(encoded)
 
     def __getattr__(self, name: str) -> Any:
         """Whatever else the adapter has, unchanged."""
@@ -70,19 +67,14 @@ class TimedStore:
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
 
-    def _timed_find_encoded(self, encoded: Any) -> Any:
-        observe = self._find
-
-        async def find_encoded(collection: str, query: Query, *,
-                               hide: Sequence[str]) -> list[msgspec.Raw]:
-            started = perf_counter()
-            try:
-                found: list[msgspec.Raw] = await encoded(collection, query, hide=hide)
-                return found
-            finally:
-                observe(perf_counter() - started)
-
-        return find_encoded
+    async def find_encoded(self, collection: str, query: Query, *,
+                           hide: Sequence[str]) -> list[msgspec.Raw]:
+        """The adapter's :meth:`~docbase.core.ports.DocumentStore.find_encoded`, timed."""
+        started = perf_counter()
+        try:
+            return await self.inner.find_encoded(collection, query, hide=hide)
+        finally:
+            self._find(perf_counter() - started)
 
     async def insert(self, collection: str, documents: Sequence[Document]) -> None:
         """Insert, timed as ``insert``."""

@@ -27,7 +27,6 @@ PAGE = 2000
 Line = bytes | msgspec.Raw
 """One document's JSON text (a ``msgspec.Raw`` is read as bytes without a copy)."""
 
-_encoder = msgspec.json.Encoder()
 _sorted = msgspec.json.Encoder(order="sorted")
 
 
@@ -75,11 +74,7 @@ async def pages(store: DocumentStore, collection: str,
 async def _page(store: DocumentStore, collection: str, after: str | None,
                 page: int) -> list[Line]:
     query = Query(filter=MATCH_ALL if after is None else Gt(("_id",), after), limit=page)
-    find_encoded = getattr(store, "find_encoded", None)
-    if find_encoded is not None:
-        found: list[Line] = await find_encoded(collection, query, hide=())
-        return found
-    return [_encoder.encode(d) for d in await store.find(collection, query)]
+    return list(await store.find_encoded(collection, query, hide=()))
 
 
 def canonical(line: Line) -> bytes:
