@@ -28,6 +28,7 @@ from docbase.http.params import (
     query_filter,
     query_params,
 )
+from docbase.http.replies import JsonReply
 
 HttpRequest = Request[Any, Any, Any]
 
@@ -42,8 +43,7 @@ def json_response(
         headers.update(extra)
     if tag is not None:
         headers["etag"] = tag
-    return Response(msgspec.json.encode(content), status_code=status,
-                    media_type="application/json", headers=headers)
+    return JsonReply(msgspec.json.encode(content), status, headers)
 
 
 async def read_many(request: HttpRequest, ctx: RequestContext, coll: Collection) -> Response[bytes]:
