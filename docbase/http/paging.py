@@ -10,8 +10,9 @@ cursor already accounts for.
 
 from __future__ import annotations
 
+import re
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import quote_plus
 
 import msgspec
 from litestar import Request
@@ -20,6 +21,12 @@ from docbase.core.query import decode_json_param
 
 _DROPPED_PARAMS = frozenset({"after", "skip"})
 _DROPPED_HINTS = frozenset({"$after", "$skip"})
+_PLAIN = re.compile(r"[A-Za-z0-9_.~-]*")
+"""Text that ``quote_plus`` leaves as it is (a cursor, a number, most names)."""
+
+
+def _quoted(text: str) -> str:
+    return text if _PLAIN.fullmatch(text) else quote_plus(text)
 
 
 def next_page_url(request: Request[Any, Any, Any], params: dict[str, list[str]],
@@ -33,7 +40,11 @@ def next_page_url(request: Request[Any, Any, Any], params: dict[str, list[str]],
         if rest:
             kept.append(("h", msgspec.json.encode(rest).decode()))
     kept.append(("after", cursor))
-    return f"{request.url.path}?{urlencode(kept)}"
+    # what urlencode(kept) writes, without quoting what needs none; the path as Litestar's
+    # URL has it (root path and path), without building the URL
+    query = "&".join(f"{_quoted(name)}={_quoted(value)}" for name, value in kept)
+    scope = request.scope
+    return f"{scope.get('root_path', '')}{scope['path']}?{query}"
 
 
 def next_page_headers(request: Request[Any, Any, Any], params: dict[str, list[str]],
