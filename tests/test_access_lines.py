@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import io
 import json
 import logging
@@ -13,6 +14,7 @@ import pytest
 from docbase.http.logs import (
     ACCESS_LOGGER,
     REQUEST_ID,
+    Access,
     AccessLines,
     BatchingStreamHandler,
     JsonFormatter,
@@ -23,6 +25,7 @@ from docbase.http.logs import (
 FIELDS = {"method": "GET", "route": "/rest/{collection}", "status": 200,
           "duration_ms": 1.25, "bytes": 345, "principal": "key"}
 MESSAGE = "GET /rest/{collection} 200 1.2ms 345B key"
+ACCESS = Access("GET", "/rest/{collection}", 200, 0.00125, 345, "key")
 
 
 def both_ways(log_format: str) -> tuple[str, str]:
@@ -37,7 +40,7 @@ def both_ways(log_format: str) -> tuple[str, str]:
     token = REQUEST_ID.set("0123456789abcdef01234567")
     try:
         logger.info("%s", MESSAGE, extra={"fields": FIELDS})
-        AccessLines(handler, log_format).write("0123456789abcdef01234567", MESSAGE, FIELDS)
+        AccessLines(handler, log_format).write("0123456789abcdef01234567", ACCESS)
     finally:
         REQUEST_ID.reset(token)
         logger.removeHandler(handler)
@@ -70,3 +73,23 @@ def test_json_lines_tell_the_time_as_logging_does() -> None:
     seconds = [datetime.fromisoformat(line["time"]).timestamp()
                for line in (through_logging, short_way)]
     assert 0 <= seconds[1] - seconds[0] < 1  # written one after the other
+
+
+def test_the_access_message_and_fields_are_what_lines_carry() -> None:
+    assert ACCESS.message() == MESSAGE
+    assert ACCESS.fields() == FIELDS
+
+
+async def test_loop_lines_wait_and_other_threads_lines_do_not() -> None:
+    stream = io.StringIO()
+    handler = BatchingStreamHandler(stream)
+    handler.add_line("from the loop")  # collected: a flush is now pending on the loop
+    assert stream.getvalue() == ""
+    # another thread's line is written at once, with what was collected before it
+    await asyncio.to_thread(handler.add_line, "from a thread")
+    assert stream.getvalue().splitlines() == ["from the loop", "from a thread"]
+    handler.add_line("urgent", urgent=True)  # a warning or an error: at once too
+    assert stream.getvalue().splitlines()[-1] == "urgent"
+    handler.add_line("later")
+    await asyncio.sleep(BatchingStreamHandler.FLUSH_SECONDS * 3)
+    assert stream.getvalue().splitlines()[-1] == "later"  # the pending flush wrote it

@@ -24,7 +24,7 @@ import os
 import sys
 import time
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 
@@ -47,44 +47,53 @@ class RequestIdFilter(logging.Filter):
         return True
 
 
-class TextFormatter(logging.Formatter):
+def text_line(time_text: str, level: str, logger: str, request_id: str | None,
+              message: str) -> str:
     """``TIME LEVEL LOGGER [REQUEST-ID] MESSAGE``, the id only within a request."""
+    if request_id is None:
+        return f"{time_text} {level} {logger} {message}"
+    return f"{time_text} {level} {logger} [{request_id}] {message}"
+
+
+def json_line(time_text: str, level: str, logger: str, message: str, *, pid: int | None,
+              request_id: str | None, fields: dict[str, Any] | None = None,
+              error: str | None = None) -> str:
+    """One record as a line of JSON: time, level, logger, pid, message, id, fields, error."""
+    line: dict[str, Any] = {"time": time_text, "level": level, "logger": logger,
+                            "pid": pid, "message": message}
+    if request_id is not None:
+        line["request_id"] = request_id
+    if fields:
+        line.update(fields)
+    if error:
+        line["error"] = error
+    return _encode(line).decode()
+
+
+class TextFormatter(logging.Formatter):
+    """:func:`text_line` of a record (its traceback, if any, on the lines after)."""
 
     def __init__(self) -> None:
         super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
 
     def formatMessage(self, record: logging.LogRecord) -> str:
-        """Insert the request id before the message when there is one."""
-        line = super().formatMessage(record)
-        request_id = getattr(record, "request_id", None)
-        if request_id is None:
-            return line
-        prefix = f"{record.asctime} {record.levelname} {record.name} "
-        return f"{prefix}[{request_id}] {line[len(prefix):]}"
+        """The line, with the request id before the message when there is one."""
+        return text_line(record.asctime, record.levelname, record.name,
+                         getattr(record, "request_id", None), record.message)
 
 
 class JsonFormatter(logging.Formatter):
-    """One JSON object per record: time, level, logger, message, request id, fields."""
+    """:func:`json_line` of a record."""
 
     def format(self, record: logging.LogRecord) -> str:
         """Encode ``record`` as one line of JSON."""
-        line: dict[str, Any] = {
-            "time": datetime.fromtimestamp(record.created, UTC).isoformat(
-                timespec="milliseconds"),
-            "level": record.levelname.lower(),
-            "logger": record.name,
-            "pid": record.process,
-            "message": record.getMessage(),
-        }
-        request_id = getattr(record, "request_id", None)
-        if request_id is not None:
-            line["request_id"] = request_id
         fields = getattr(record, "fields", None)
-        if isinstance(fields, dict):
-            line.update(fields)
-        if record.exc_info:
-            line["error"] = self.formatException(record.exc_info)
-        return _encode(line).decode()
+        return json_line(
+            datetime.fromtimestamp(record.created, UTC).isoformat(timespec="milliseconds"),
+            record.levelname.lower(), record.name, record.getMessage(), pid=record.process,
+            request_id=getattr(record, "request_id", None),
+            fields=fields if isinstance(fields, dict) else None,
+            error=self.formatException(record.exc_info) if record.exc_info else None)
 
 
 class BatchingStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
@@ -123,18 +132,16 @@ class BatchingStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
 
     def add_line(self, line: str, *, urgent: bool = False) -> None:
         """Collect ``line`` (formatted elsewhere: :class:`AccessLines`), as :meth:`emit` does."""
+        try:
+            loop = None if urgent else asyncio.get_running_loop()
+        except RuntimeError:  # not the event loop's thread: nothing to batch with
+            loop = None
         with self.lock:  # type: ignore[union-attr]  # created by Handler.__init__
             self._lines.append(line)
-            if not urgent and len(self._lines) < self.MAX_LINES:
-                if self._timer is not None:
-                    return
-                try:
-                    loop = asyncio.get_running_loop()
-                except RuntimeError:  # not the event loop's thread: nothing to batch with
-                    pass
-                else:
+            if loop is not None and len(self._lines) < self.MAX_LINES:
+                if self._timer is None:
                     self._timer = loop.call_later(self.FLUSH_SECONDS, self._flush_later)
-                    return
+                return
             self.flush()
 
     def _flush_later(self) -> None:
@@ -165,16 +172,37 @@ class BatchingStreamHandler(logging.StreamHandler):  # type: ignore[type-arg]
             self.stream.flush()
 
 
+class Access(NamedTuple):
+    """What an access line tells of one request."""
+
+    method: str
+    route: str
+    status: int
+    seconds: float
+    size: int
+    principal: str
+
+    def message(self) -> str:
+        """``METHOD ROUTE STATUS DURATIONms SIZEB PRINCIPAL``."""
+        return (f"{self.method} {self.route} {self.status} {self.seconds * 1000:.1f}ms "
+                f"{self.size}B {self.principal}")
+
+    def fields(self) -> dict[str, Any]:
+        """The fields a JSON access line carries besides its message."""
+        return {"method": self.method, "route": self.route, "status": self.status,
+                "duration_ms": round(self.seconds * 1000, 3), "bytes": self.size,
+                "principal": self.principal}
+
+
 class AccessLines:
-    """Access lines formatted here and handed to the handler, as the formatters would write them.
+    """Access lines made here, with the formatters' own line builders, and handed to the handler.
 
     Through ``logging``, a record costs a served get ~12 µs of CPU (the record, the
-    filter, the formatter's clock); formatted here, with the time's text made once a
-    second, ~2-4 µs (``docs/benchmarks.md``, run 10: a create costs what it did before
-    the access line existed, a get still somewhat more with the observer than
-    without). :func:`access_lines` makes one when ``docbase serve``'s logging is in
-    place; otherwise the observer logs as usual. The text and JSON layouts repeat the
-    formatters'; ``tests/test_access_lines.py`` holds the two to the same output.
+    filter, the formatter's clock); made here, with the time's text made once a second
+    and the JSON fields only for JSON, ~2-4 µs (``docs/benchmarks.md``, run 10).
+    :func:`access_lines` makes one when ``docbase serve``'s logging is in place; otherwise
+    the observer logs as usual. The lines are :func:`text_line` and :func:`json_line`,
+    as the formatters write them; ``tests/test_access_lines.py`` compares the two ways.
     """
 
     def __init__(self, handler: BatchingStreamHandler, log_format: str) -> None:
@@ -184,8 +212,8 @@ class AccessLines:
         self._second = -1
         self._stamp = ""
 
-    def write(self, request_id: str, message: str, fields: dict[str, Any]) -> None:
-        """Write the access line ``message`` of request ``request_id`` with its ``fields``."""
+    def write(self, request_id: str, access: Access) -> None:
+        """Write the access line of request ``request_id``."""
         now = time.time()
         second = int(now)
         if second != self._second:
@@ -195,11 +223,12 @@ class AccessLines:
                                                             time.localtime(second)))
         millis = int((now - second) * 1000)
         if self.json:
-            line = _encode({"time": f"{self._stamp}.{millis:03d}+00:00", "level": "info",
-                            "logger": ACCESS_LOGGER, "pid": self.pid, "message": message,
-                            "request_id": request_id, **fields}).decode()
+            line = json_line(f"{self._stamp}.{millis:03d}+00:00", "info", ACCESS_LOGGER,
+                             access.message(), pid=self.pid, request_id=request_id,
+                             fields=access.fields())
         else:
-            line = f"{self._stamp},{millis:03d} INFO {ACCESS_LOGGER} [{request_id}] {message}"
+            line = text_line(f"{self._stamp},{millis:03d}", "INFO", ACCESS_LOGGER, request_id,
+                             access.message())
         self.handler.add_line(line)
 
 

@@ -30,7 +30,12 @@ from typing import Any
 
 from docbase.core.ids import new_object_id
 from docbase.core.metrics import NO_INSTRUMENTS, Instruments
-from docbase.http.logs import ACCESS_LOGGER, REQUEST_ID, AccessLines
+from docbase.http.logs import (
+    ACCESS_LOGGER,
+    REQUEST_ID,
+    Access,
+    AccessLines,
+)
 
 Scope = dict[str, Any]
 Message = dict[str, Any]
@@ -98,16 +103,12 @@ class RequestObserver:
             if self.counting:
                 self.instruments.http_request(route, method, answer[0], seconds)
             if access_log.isEnabledFor(logging.INFO):
-                principal = scope.get(PRINCIPAL, "none")
-                message = (f"{method} {route} {answer[0]} {seconds * 1000:.1f}ms "
-                           f"{answer[1]}B {principal}")
-                fields = {"method": method, "route": route, "status": answer[0],
-                          "duration_ms": round(seconds * 1000, 3), "bytes": answer[1],
-                          "principal": principal}
+                access = Access(method, route, answer[0], seconds, answer[1],
+                                scope.get(PRINCIPAL, "none"))
                 if self.access is not None:
-                    self.access.write(request_id, message, fields)
+                    self.access.write(request_id, access)
                 else:
-                    access_log.info("%s", message, extra={"fields": fields})
+                    access_log.info("%s", access.message(), extra={"fields": access.fields()})
             REQUEST_ID.reset(token)
 
 
