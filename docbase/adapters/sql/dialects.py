@@ -144,6 +144,14 @@ class Dialect(abc.ABC):
         """
         return None
 
+    @property
+    def drops_fields(self) -> bool:
+        """Whether :meth:`without_fields` drops fields in SQL; if not, the worker drops them.
+
+        Asked of :meth:`without_fields` itself, so the capability is stated once.
+        """
+        return self.without_fields(sa.column("body"), ("_id",)) is not None
+
     # ---------------------------------------------------------- native order (see docs)
 
     def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:

@@ -63,10 +63,6 @@ class EngineTraits:
     plain_swap: bool
     """The compare-and-swap ``UPDATE`` (``dialects.swap_sql``, ``?`` parameters) runs as
     one statement of the writer; PostgreSQL's runs on asyncpg (:mod:`.pg_inserts`)."""
-    drops_fields_in_sql: bool
-    """Hidden fields are dropped from the stored text in SQL (SQLite's ``json_remove``);
-    PostgreSQL has no such function for ``json``, and rebuilding each object there cost
-    its one shared server more than dropping them in the worker does."""
 
 
 def _postgresql_insert(table: Any) -> Any:
@@ -90,7 +86,7 @@ SQLITE = EngineTraits(
     analyze_after_index=False, id_collation=None, generated_jsonb=False,
     server_functions=False, migration_lock=None, notifies_changes=False,
     supports_row_locks=False, unique_index_serves_queries=True, one_writer=True,
-    rows_on_driver=True, plain_swap=True, drops_fields_in_sql=True)
+    rows_on_driver=True, plain_swap=True)
 
 POSTGRESQL = EngineTraits(
     name="postgresql", upsert=_postgresql_insert, prepare=_prepare_postgresql,
@@ -99,5 +95,4 @@ POSTGRESQL = EngineTraits(
     server_functions=True,
     migration_lock="SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))",
     notifies_changes=True, supports_row_locks=True, unique_index_serves_queries=False,
-    one_writer=False, rows_on_driver=False, plain_swap=False,
-    drops_fields_in_sql=False)
+    one_writer=False, rows_on_driver=False, plain_swap=False)

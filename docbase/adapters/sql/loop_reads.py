@@ -30,7 +30,6 @@ UNANSWERED: Final = None
 _NOT_FOUND: Final[list[tuple[str]]] = []
 NO_TABLE: Final = -1
 """What :meth:`LoopReader.number` returns for a collection that has no table (yet)."""
-_NUMBER_SQL: Final = f"SELECT id FROM {schema.collections.name} WHERE name = ?"
 PAGE_ROWS: Final = 256
 """The most rows (skipped ones included) a list read may walk on the event loop."""
 
@@ -73,7 +72,7 @@ class LoopReader:
         a lookup on a worker thread each time. Returns :data:`UNANSWERED` as
         :meth:`body` does.
         """
-        rows = self.rows(_NUMBER_SQL, (collection,))
+        rows = self.rows(schema.number_sql("?"), (collection,))
         if rows is None:
             return UNANSWERED
         return int(rows[0][0]) if rows else NO_TABLE

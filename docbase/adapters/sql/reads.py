@@ -62,7 +62,7 @@ class SqlDocumentReads:
         self._find_statements: dict[Hashable, sa.Select[Any]] = {}
         self._indexes = IndexedPaths()
         self.auto_indexer: AutoIndexer | None = None  # set by a store that indexes by itself
-        self._drops_fields_in_sql = self.dialect.traits.drops_fields_in_sql
+        self._drops_fields_in_sql = self.dialect.drops_fields
 
     def _body(self, table: sa.TableClause) -> Any:
         return self.dialect.body_text(table.c.body)

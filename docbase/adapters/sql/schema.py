@@ -101,6 +101,18 @@ def lookup_sql(number: int, body: str, placeholder: str) -> str:
     return f"SELECT {body} FROM {table_name(number)} WHERE id = {placeholder}"
 
 
+@functools.cache
+def number_sql(placeholder: str) -> str:
+    """Return the SQL text reading a collection's table number by its name.
+
+    For readers that bypass SQLAlchemy (:mod:`.loop_reads`); the backend asks with a
+    select on :data:`collections`, and both name their columns from that one table.
+    """
+    registry = collections
+    return (f"SELECT {registry.c.id.name} FROM {registry.name} "
+            f"WHERE {registry.c.name.name} = {placeholder}")
+
+
 def collection_ddl(number: int, dialect: Dialect) -> sa.Table:
     """Describe the collection table as DDL, also the anchor of its indexes."""
     name = table_name(number)
