@@ -126,7 +126,7 @@ class SqliteDialect(Dialect):
 
     @override
     def without_fields(self, body: Expr, fields: Sequence[str]) -> Expr | None:
-        # JSON1 writes numbers and strings back as they were spelt (tests/test_sql_encoded.py)
+        # JSON1 writes numbers and strings back as they were spelt (tests/test_sql_engine_traits.py)
         return sa.func.json_remove(body, *(f'$."{name}"' for name in fields))
 
     @override
