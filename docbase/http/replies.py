@@ -10,7 +10,7 @@ get's ~100 µs of Python (``docs/benchmarks.md``, run 13). :class:`JsonReply` is
 response that, when Litestar asks it for its ASGI app, answers with
 :class:`_JsonAnswer`, which sends exactly what Litestar would have sent (the same
 headers in the same order: the reply's own, then ``content-type`` and
-``content-length``; ``tests/test_replies.py`` compares the two). Anything else (a
+``content-length``; ``tests/test_http_replies.py`` compares the two). Anything else (a
 route-level header or cookie, a background task, ``HEAD``, a status without a body)
 takes Litestar's own way.
 """
@@ -42,9 +42,9 @@ class JsonReply(Response[bytes]):
         self.background = None
         self.cookies = []
         self.encoding = "utf-8"
-        self.response_type_encoders = None
+        self.response_type_encoders = {}
 
-    def to_asgi_response(self, app: Any = None, *, request: Any, background: Any = None,
+    def to_asgi_response(self, app: Any, request: Any, *, background: Any = None,
                          cookies: Any = None, encoded_headers: Any = None,
                          headers: Any = None, is_head_response: bool = False,
                          media_type: Any = None, status_code: Any = None,
@@ -58,7 +58,7 @@ class JsonReply(Response[bytes]):
                        for name, value in self.headers.items()]
             return _JsonAnswer(status, self.content, encoded)
         return super().to_asgi_response(
-            app, request=request, background=background, cookies=cookies,
+            app, request, background=background, cookies=cookies,
             encoded_headers=encoded_headers, headers=headers,
             is_head_response=is_head_response, media_type=media_type,
             status_code=status_code, type_encoders=type_encoders)
