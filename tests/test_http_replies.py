@@ -69,3 +69,17 @@ async def test_route_level_headers_take_litestars_way() -> None:
         response = await client.get("/short-cookie")
     assert response.headers["x-route"] == "1"
     assert response.content == BODY
+
+
+async def test_a_reply_naming_its_own_content_type_takes_litestars_way() -> None:
+    reply = JsonReply(BODY, 200, {"content-type": "application/geo+json"})
+
+    @get("/typed", sync_to_thread=False)
+    def typed() -> JsonReply:
+        return reply
+
+    async with AsyncTestClient(Litestar([typed])) as client:
+        response = await client.get("/typed")
+    assert response.headers["content-type"] == "application/geo+json"
+    assert response.headers.get_list("content-type") == ["application/geo+json"]
+    assert response.content == BODY

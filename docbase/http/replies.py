@@ -24,6 +24,7 @@ from litestar import Response
 Message = dict[str, Any]
 
 _CONTENT_TYPE = (b"content-type", b"application/json")
+_BODY_HEADERS = frozenset({b"content-type", b"content-length"})
 
 
 class JsonReply(Response[bytes]):
@@ -51,11 +52,14 @@ class JsonReply(Response[bytes]):
                          type_encoders: Any = None) -> Any:
         """The short way when nothing but the reply's own parts is asked for."""
         status = self.status_code or 200
+        encoded = [(name.lower().encode("latin-1"), value.encode("latin-1"))
+                   for name, value in self.headers.items()]
         if (app is None and not background and not cookies and not encoded_headers
                 and not headers and not is_head_response and status >= 200
-                and status not in (204, 304)):
-            encoded = [(name.lower().encode("latin-1"), value.encode("latin-1"))
-                       for name, value in self.headers.items()]
+                and status not in (204, 304)
+                and not any(name in _BODY_HEADERS for name, _ in encoded)):
+            # what Litestar's setdefault of the two adds after the reply's own headers
+            encoded += [_CONTENT_TYPE, (b"content-length", str(len(self.content)).encode())]
             return _JsonAnswer(status, self.content, encoded)
         return super().to_asgi_response(
             app, request, background=background, cookies=cookies,
@@ -74,11 +78,6 @@ class _JsonAnswer:
 
     async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
         """Send the answer."""
-        headers = self.headers
-        names = {name for name, _ in headers}
-        if b"content-type" not in names:
-            headers.append(_CONTENT_TYPE)
-        if b"content-length" not in names:
-            headers.append((b"content-length", str(len(self.body)).encode()))
-        await send({"type": "http.response.start", "status": self.status, "headers": headers})
+        await send({"type": "http.response.start", "status": self.status,
+                    "headers": self.headers})
         await send({"type": "http.response.body", "body": self.body, "more_body": False})
