@@ -11,6 +11,7 @@ from docbase.core.errors import InvalidQuery, PayloadTooLarge, UnsupportedMediaT
 from docbase.core.query import JSON
 from docbase.core.settings import Limits
 from docbase.core.untrusted_json import check_bounds, decode_untrusted
+from docbase.http.headers import header
 
 _JSON_TYPES = frozenset({"", "application/json", "text/json", "text/plain"})
 _FORM = "application/x-www-form-urlencoded"
@@ -23,7 +24,7 @@ async def read_bytes(request: Request[Any, Any, Any], limit: int) -> bytes:
         PayloadTooLarge: ``Content-Length`` or the bytes actually streamed exceed it.
 
     """
-    declared = request.headers.get("content-length")
+    declared = header(request, "content-length")
     if declared is not None and declared.isdigit() and int(declared) > limit:
         raise PayloadTooLarge(f"the request body is {declared} bytes; the limit is {limit}")
     chunks: list[bytes] = []
@@ -37,7 +38,7 @@ async def read_bytes(request: Request[Any, Any, Any], limit: int) -> bytes:
 
 
 def _media_type(request: Request[Any, Any, Any]) -> str:
-    return request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return header(request, "content-type", "").partition(";")[0].strip().lower()
 
 
 async def read_json(request: Request[Any, Any, Any], limits: Limits) -> JSON:

@@ -27,6 +27,7 @@ from litestar.response import Stream
 
 from docbase.core.errors import RangeNotSatisfiable
 from docbase.core.media import MediaFile, served_inline
+from docbase.http.headers import header
 
 _IMMUTABLE = "public, max-age=31536000, immutable"
 _REVALIDATE = "public, no-cache"
@@ -45,13 +46,13 @@ def content_disposition(kind: str, filename: str) -> str:
     return value
 
 
-def _tags(header: str) -> set[str]:
-    return {tag.strip().removeprefix("W/") for tag in header.split(",")}
+def _tags(text: str) -> set[str]:
+    return {tag.strip().removeprefix("W/") for tag in text.split(",")}
 
 
 def _not_modified(request: Request[Any, Any, Any], etag: str) -> bool:
-    header = request.headers.get("if-none-match")
-    return header is not None and bool(_tags(header) & {etag, "*"})
+    tags = header(request, "if-none-match")
+    return tags is not None and bool(_tags(tags) & {etag, "*"})
 
 
 def byte_range(request: Request[Any, Any, Any], size: int, etag: str) -> tuple[int, int] | None:
@@ -61,13 +62,13 @@ def byte_range(request: Request[Any, Any, Any], size: int, etag: str) -> tuple[i
         RangeNotSatisfiable: the range starts beyond the content, or is empty.
 
     """
-    header = request.headers.get("range")
-    if header is None or "," in header:
+    asked = header(request, "range")
+    if asked is None or "," in asked:
         return None
-    if_range = request.headers.get("if-range")
+    if_range = header(request, "if-range")
     if if_range is not None and if_range.strip() != etag:
         return None
-    match = _RANGE.fullmatch(header.strip())
+    match = _RANGE.fullmatch(asked.strip())
     if match is None or not (match.group(1) or match.group(2)):
         return None  # not a bytes range we read: ignored, as RFC 9110 allows
     first, last = match.groups()
@@ -79,7 +80,7 @@ def byte_range(request: Request[Any, Any, Any], size: int, etag: str) -> tuple[i
     else:
         start, end = max(size - int(last), 0), size
     if start >= size or end <= start:
-        raise RangeNotSatisfiable(f"the range {header!r} lies outside the {size} bytes "
+        raise RangeNotSatisfiable(f"the range {asked!r} lies outside the {size} bytes "
                                   "of this file", size)
     return start, end
 

@@ -31,6 +31,7 @@ from docbase.core.errors import InvalidQuery, Unauthorized
 from docbase.core.server import Server
 from docbase.http.cors import allowed_origin_headers, cors_headers
 from docbase.http.errors import CORS_STATE, MethodNotAllowed
+from docbase.http.headers import header
 from docbase.http.observe import PRINCIPAL
 
 OVERRIDABLE = frozenset({"PUT", "PATCH", "DELETE"})
@@ -71,7 +72,7 @@ def route(server: Server, request: Request[Any, Any, Any]) -> tuple[str, Databas
         NotFound: the path prefix or host names a database the server does not hold.
 
     """
-    name, path = server.route(request.headers.get("host"), request.scope["path"])
+    name, path = server.route(header(request, "host"), request.scope["path"])
     return name, server.database(name), path
 
 
@@ -83,7 +84,7 @@ def effective_method(request: Request[Any, Any, Any]) -> str:
 
     """
     method = request.method
-    override = request.headers.get("x-http-method-override")
+    override = header(request, "x-http-method-override")
     if override is None or method != "POST":
         return method
     wanted = override.strip().upper()
@@ -96,12 +97,12 @@ def effective_method(request: Request[Any, Any, Any]) -> str:
 
 def raw_key(request: Request[Any, Any, Any]) -> str | None:
     """Return the API key of a request: header ``x-apikey``, else parameter ``apikey``."""
-    return request.headers.get("x-apikey") or request.query_params.get("apikey")
+    return header(request, "x-apikey") or request.query_params.get("apikey")
 
 
 def raw_token(request: Request[Any, Any, Any]) -> str | None:
     """Return the bearer token: ``Authorization: Bearer T``, else parameter ``jwt``."""
-    scheme, _, token = request.headers.get("authorization", "").strip().partition(" ")
+    scheme, _, token = header(request, "authorization", "").strip().partition(" ")
     if scheme.lower() == "bearer" and token.strip():
         return token.strip()
     return request.query_params.get("jwt") or None
@@ -183,7 +184,7 @@ async def identify(
     """
     name, database, path = route(server, request)
     method = effective_method(request)
-    origin = request.headers.get("origin")
+    origin = header(request, "origin")
     if origin:  # let the browser read an error about the key too, when it may
         headers = await allowed_origin_headers(database, origin)
         if headers:
@@ -216,7 +217,7 @@ async def request_context(
     """
     context = await identify(request, docbase_server)
     authorize(context.principal, Action(context.method, context.path,
-                                        origin=request.headers.get("origin") or None))
+                                        origin=header(request, "origin") or None))
     return context
 
 

@@ -21,6 +21,7 @@ from litestar import Request, Response
 from docbase.core.auth import ApiKey, keys_for_origin
 from docbase.core.database import Database
 from docbase.core.errors import Forbidden
+from docbase.http.headers import header
 
 MAX_AGE = 600
 """Seconds a browser may cache a preflight answer."""
@@ -56,14 +57,14 @@ async def preflight(
         Forbidden: no live key of the database allows this origin, path and method.
 
     """
-    origin = request.headers.get("origin")
-    method = request.headers.get("access-control-request-method", "").upper()
+    origin = header(request, "origin")
+    method = header(request, "access-control-request-method", "").upper()
     if not origin or not method:
         return Response(b"", status_code=204, headers={"allow": "GET, POST, PUT, PATCH, "
                                                                "DELETE, OPTIONS"})
     if not any(_covers(k, method, path) for k in await keys_for_origin(database, origin)):
         raise Forbidden(f"no API key of this database allows {method} {path} from {origin}")
-    requested = request.headers.get("access-control-request-headers")
+    requested = header(request, "access-control-request-headers")
     return Response(b"", status_code=204, headers={
         "access-control-allow-origin": origin,
         "access-control-allow-methods": method,

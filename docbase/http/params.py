@@ -18,6 +18,7 @@ from docbase.core.query import (
     parse_list_params,
 )
 from docbase.core.settings import Limits
+from docbase.http.headers import header
 
 
 def query_params(request: Request[Any, Any, Any]) -> dict[str, list[str]]:
@@ -69,11 +70,11 @@ def etag(document: dict[str, Any]) -> str:
 
 
 def _if_match(request: Request[Any, Any, Any], document_id: str) -> set[int] | None:
-    header = request.headers.get("if-match")
-    if header is None or header.strip() == "*":
+    given = header(request, "if-match")
+    if given is None or given.strip() == "*":
         return None
     versions: set[int] = set()
-    for item in header.split(","):
+    for item in given.split(","):
         tag = item.strip().removeprefix("W/").strip('"')
         ident, _, version = tag.rpartition("-")
         if ident.lower() in ("", document_id.lower()) and version.isdigit():

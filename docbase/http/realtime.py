@@ -45,6 +45,7 @@ from docbase.http.context import (
 from docbase.http.context import route as route_request
 from docbase.http.cors import preflight
 from docbase.http.errors import CORS_STATE
+from docbase.http.headers import header
 from docbase.http.operations import json_response
 
 logger = logging.getLogger("docbase.http")
@@ -94,11 +95,11 @@ async def subscribe(request: HttpRequest, docbase_server: ServerDependency) -> S
     context = await identify(request, docbase_server, realtime_caller)
     database = context.database
     await require_realtime(database)
-    origin = request.headers.get("origin") or None
+    origin = header(request, "origin") or None
     key = context.key
     if origin and key is not None and key.origins and not key.allows_origin(origin):
         raise Forbidden(f"this API key may not be used from origin {origin}")
-    last = request.headers.get("last-event-id")
+    last = header(request, "last-event-id")
     resume = parse_event_id(last) if last else None
 
     async def still_allowed() -> bool:

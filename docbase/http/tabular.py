@@ -33,6 +33,7 @@ from docbase.core.schema.model import FieldType
 from docbase.http.bodies import read_bytes
 from docbase.http.context import RequestContext
 from docbase.http.errors import CORS_STATE
+from docbase.http.headers import header
 from docbase.http.params import list_query, query_params
 
 HttpRequest = Request[Any, Any, Any]
@@ -48,7 +49,7 @@ def _media_types(header: str) -> list[str]:
 
 def streamed_type(request: HttpRequest) -> str | None:
     """The line format the ``Accept`` header asks for, unless it prefers JSON first."""
-    for media_type in _media_types(request.headers.get("accept", "")):
+    for media_type in _media_types(header(request, "accept", "")):
         if media_type in _LINE_TYPES:
             return media_type
         if media_type == "application/json":
@@ -58,7 +59,7 @@ def streamed_type(request: HttpRequest) -> str | None:
 
 def lines_type(request: HttpRequest) -> str | None:
     """The line format of the request body (its ``Content-Type``), if it is one."""
-    media_type = _media_types(request.headers.get("content-type", ""))[0]
+    media_type = _media_types(header(request, "content-type", ""))[0]
     return media_type if media_type in _LINE_TYPES else None
 
 

@@ -30,6 +30,7 @@ from docbase.core.errors import InvalidQuery, PayloadTooLarge, UnsupportedMediaT
 from docbase.core.media import Upload
 from docbase.core.media.receiving import Budget
 from docbase.core.settings import Limits
+from docbase.http.headers import header
 
 _EXTENDED_NAME = re.compile(r"""filename\*\s*=\s*([^;\s]+)""", re.IGNORECASE)
 _FORM_FIELDS = 100  # plain fields a form may send beside its files
@@ -111,14 +112,14 @@ async def uploaded_files(request: Request[Any, Any, Any], limits: Limits,
             ``Content-Length`` or as it streams) or has too many parts.
 
     """
-    media_type, options = parse_options_header(request.headers.get("content-type", ""))
+    media_type, options = parse_options_header(header(request, "content-type", ""))
     if media_type != "multipart/form-data":
         raise UnsupportedMediaType(f"POST /media takes multipart/form-data, not "
                                    f"{media_type or 'an untyped body'!r}")
     boundary = options.get("boundary")
     if not boundary:
         raise InvalidQuery("the multipart/form-data content type has no boundary")
-    declared = request.headers.get("content-length", "")
+    declared = header(request, "content-length", "")
     if declared.isdigit() and int(declared) > limits.max_upload_bytes:
         raise PayloadTooLarge(f"the upload is {declared} bytes; the limit is "
                               f"{limits.max_upload_bytes} (limits.max_upload_bytes)")

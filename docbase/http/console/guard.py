@@ -27,6 +27,7 @@ from docbase.core.auth.sessions import Session, find_session
 from docbase.core.database import Database
 from docbase.core.server import Server
 from docbase.http.context import SERVER_STATE, route
+from docbase.http.headers import header
 
 HttpRequest = Request[Any, Any, Any]
 SESSION_COOKIE = "docbase_console"
@@ -107,7 +108,7 @@ async def signed_in(request: HttpRequest, *, form: dict[str, Any] | None = None)
     if session is None:
         raise SignInRequired(console.base + "/signin")
     if request.method not in SAFE_METHODS:
-        given = request.headers.get("x-csrf-token") or (form or {}).get("csrf")
+        given = header(request, "x-csrf-token") or (form or {}).get("csrf")
         if not session.csrf_matches(given if isinstance(given, str) else None):
             raise CsrfRefused("this request lacks the console's CSRF token")
     console.session = session
