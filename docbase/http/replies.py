@@ -21,8 +21,6 @@ from typing import Any
 
 from litestar import Response
 
-Message = dict[str, Any]
-
 _CONTENT_TYPE = (b"content-type", b"application/json")
 _BODY_HEADERS = frozenset({b"content-type", b"content-length"})
 
