@@ -99,6 +99,7 @@ async def test_a_failing_write_fails_alone_in_its_batch(store: SqlDocumentStore)
     assert results[0] is None
     assert isinstance(results[1], Conflict)
     assert isinstance(results[2], NotFound)
+    assert isinstance(results[3], dict)
     assert results[3]["x"] == 1
     assert results[4] is None
     for n in (1, 2, 4):
@@ -124,6 +125,36 @@ async def test_a_batch_failing_after_creating_a_collection_forgets_its_table(
     await holding
     assert sorted(type(result).__name__ for result in results) == ["Conflict", "NoneType"]
     assert (await store.get("fresh", numbered(1)["_id"]))["n"] == 1
+
+
+async def test_a_table_made_in_a_savepoint_rolled_back_is_never_taken_for_committed(
+    store: SqlDocumentStore,
+) -> None:
+    # In the second attempt (savepoints), the failing write creates "doomed" and is
+    # rolled back to its savepoint; the batch commits the others. SQLAlchemy sees no
+    # rollback there, so the backend must not cache "doomed" from that transaction.
+    backend = store.backend
+    await store.insert("items", [numbered(0)])
+
+    def create_then_fail(conn: sa.Connection) -> None:
+        backend.number(conn, "doomed", create=True)
+        raise RuntimeError("fails after creating its table")
+
+    holding = await _hold_writer(store, 0.3)
+    results = await asyncio.gather(
+        store.insert("kept", [numbered(1)]),
+        backend.run(create_then_fail, write=True),
+        store.insert("kept", [numbered(2)]),
+        return_exceptions=True,
+    )
+    await holding
+    assert results[0] is None
+    assert results[2] is None
+    assert isinstance(results[1], RuntimeError)
+    assert backend.cached_number("doomed") is None
+    with pytest.raises(NotFound):
+        await store.get("doomed", numbered(1)["_id"])
+    assert [d["n"] for d in await store.find("kept", Query(limit=None))] == [1, 2]
 
 
 WRITER = textwrap.dedent("""

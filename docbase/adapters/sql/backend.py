@@ -27,6 +27,7 @@ from docbase.adapters.sql.executor_port import Executor
 from docbase.adapters.sql.executors import executor_for
 from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
+from docbase.adapters.sql.table_numbers import TableNumbers
 from docbase.core.errors import ConfigurationError
 from docbase.core.plugins import lazy_module
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
@@ -68,16 +69,14 @@ class SqlBackend:
         self.engine = engine
         sync_engine = engine if isinstance(engine, sa.Engine) else engine.sync_engine
         self.dialect = dialect_for(sync_engine.dialect.name)
-        self._tables: dict[str, int] = {}
-        # collections whose table a write created: cached before its transaction ended
-        self._created: set[str] = set()
+        self._tables = TableNumbers(sync_engine)
         self._clauses: dict[int, sa.TableClause] = {}
         self._ready = False
         self.query_timeout = DEFAULT_QUERY_TIMEOUT
         """Seconds one operation may run: SQLite statements and ``REGEXP`` matching."""
         self.executor: Executor = executor_for(
             engine, self.dialect, query_timeout=lambda: self.query_timeout,
-            rolled_back=self._forget_created)
+            savepoint_rolled_back=self._tables.savepoint_rolled_back)
         """How this engine's work runs, picked once (:mod:`.executors`)."""
 
     @classmethod
@@ -170,7 +169,7 @@ class SqlBackend:
                 return UNANSWERED
             if number == NO_TABLE:
                 return []
-            self._tables[collection] = number
+            self._tables.found_committed(collection, number)
         return await self.executor.body_soon(number, document_id)
 
     async def _run(self, work: Work[T], *, write: bool) -> T:
@@ -189,12 +188,11 @@ class SqlBackend:
         number = self._tables.get(collection) if cached else None
         if number is None:
             number = self._lookup(conn, collection)
-            if number is None:
-                if not create:
-                    return None
+            if number is not None:
+                self._tables.found(conn, collection, number)
+            elif create:
                 number = self._create(conn, collection)
-                self._created.add(collection)
-            self._tables[collection] = number
+                self._tables.created(conn, collection, number)
         return number
 
     def table_clause(self, number: int) -> sa.TableClause:
@@ -206,13 +204,7 @@ class SqlBackend:
 
     def forget(self, collection: str) -> None:
         """Drop ``collection`` from the name cache (it was dropped)."""
-        self._tables.pop(collection, None)
-
-    def _forget_created(self) -> None:
-        """Forget the tables writes created: a rolled-back write may have created them."""
-        for collection in self._created:
-            self._tables.pop(collection, None)
-        self._created.clear()
+        self._tables.forget(collection)
 
     def _lookup(self, conn: sa.Connection, collection: str) -> int | None:
         registry = schema.collections

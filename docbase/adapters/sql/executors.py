@@ -206,15 +206,15 @@ class SqliteFileExecutor(ThreadExecutor):
     two cores (``docs/benchmarks.md``, branch ``memory``)."""
 
     def __init__(self, engine: sa.Engine, dialect: Dialect,
-                 query_timeout: Callable[[], float], rolled_back: Callable[[], None],
-                 path: str) -> None:
+                 query_timeout: Callable[[], float],
+                 savepoint_rolled_back: Callable[[sa.Connection], None], path: str) -> None:
         statements = DriverStatements(engine)
         super().__init__(engine, dialect, query_timeout, statements)
         self._statements = statements
         self.loop_reader = LoopReader(path)
         self._writer = GroupCommitWriter(engine, begin_locked, self.bounded,
                                          lambda: lock_wait(self.query_timeout()),
-                                         rolled_back)
+                                         savepoint_rolled_back)
 
     async def run(self, work: Work[T], *, write: bool) -> T:
         """Run ``work`` (see :meth:`Executor.run`)."""
@@ -247,11 +247,11 @@ class SqliteFileExecutor(ThreadExecutor):
 
 def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
                  query_timeout: Callable[[], float],
-                 rolled_back: Callable[[], None]) -> Executor:
+                 savepoint_rolled_back: Callable[[sa.Connection], None]) -> Executor:
     """Prepare ``engine``'s connections and pick the one way its work runs.
 
-    ``query_timeout`` says the current bound of one operation; ``rolled_back`` is told
-    when a group of writes was rolled back (:mod:`.group_commit`).
+    ``query_timeout`` says the current bound of one operation; ``savepoint_rolled_back``
+    is told when one write of a group was rolled back on the driver (:mod:`.group_commit`).
     """
     sync_engine = _sync(engine)
     in_memory = isinstance(sync_engine.pool, StaticPool)
@@ -261,7 +261,8 @@ def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
         return AsyncEngineExecutor(engine, dialect, query_timeout)
     path = engine.url.database
     if traits.one_writer and not in_memory and path:
-        return SqliteFileExecutor(engine, dialect, query_timeout, rolled_back, path)
+        return SqliteFileExecutor(engine, dialect, query_timeout, savepoint_rolled_back,
+                                  path)
     driver = DriverStatements(engine) if traits.rows_on_driver else None
     return ThreadExecutor(engine, dialect, query_timeout, driver)
 

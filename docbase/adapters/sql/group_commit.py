@@ -53,17 +53,19 @@ class GroupCommitWriter:
     ``query_timeout``), as every other store operation has; ``lock_wait`` says how long
     a batch waits for the write lock another process holds (then every write of the
     batch fails with ``BackendError``, "database is locked": 503, retry);
-    ``rolled_back`` is told whenever a batch's transaction or a write's savepoint was
-    rolled back, so that what its writes cached (a collection table created in it) is
-    forgotten with it.
+    ``savepoint_rolled_back`` is told when a write's savepoint was rolled back on the
+    driver, which SQLAlchemy does not see, so that what the batch created (a collection
+    table) is not taken for committed (:mod:`.table_numbers`; a whole transaction's
+    rollback goes through SQLAlchemy, whose events say so).
     """
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
                  bounded: Callable[[sa.Connection], AbstractContextManager[Any]],
                  lock_wait: Callable[[], float] = lambda: _LOCK_TIMEOUT,
-                 rolled_back: Callable[[], None] = lambda: None) -> None:
+                 savepoint_rolled_back: Callable[[sa.Connection], None] = lambda conn: None,
+                 ) -> None:
         self.engine = engine
-        self._rolled_back = rolled_back
+        self._savepoint_rolled_back = savepoint_rolled_back
         self._begin = begin
         self._bounded = bounded
         self._lock_wait = lock_wait
@@ -120,7 +122,6 @@ class GroupCommitWriter:
                             with self._bounded(conn):
                                 outcomes.append(self._one(conn, driver, work))
         except BaseException as exc:  # the batch's transaction failed: nothing was stored
-            self._rolled_back()
             failed: tuple[bool, Any] = (False, _translated(exc))
             outcomes = [outcome if not outcome[0] else failed for outcome in outcomes]
             outcomes += [failed] * (len(batch) - len(outcomes))
@@ -144,11 +145,9 @@ class GroupCommitWriter:
         except Exception as exc:
             results.clear()
             transaction.rollback()
-            self._rolled_back()  # e.g. a table the first write created is gone again
             return exc
         except BaseException:
             transaction.rollback()
-            self._rolled_back()
             raise
         transaction.commit()
         return None
@@ -164,7 +163,7 @@ class GroupCommitWriter:
                 raise
             driver.execute("ROLLBACK TO docbase_write")
             driver.execute("RELEASE docbase_write")
-            self._rolled_back()
+            self._savepoint_rolled_back(conn)
             return False, exc
         driver.execute("RELEASE docbase_write")
         return True, result
