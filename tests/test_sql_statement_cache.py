@@ -40,7 +40,9 @@ async def test_list_reads_on_the_driver_answer_as_sqlalchemy_does(tmp_path: Path
         backend = store.backend
         for query in queries:
             bodies = await store._find_bodies("c", query, ("_version",))
-            statement = store._find_statement(backend._tables["c"], query, ("_version",))
+            number = backend.cached_number("c")
+            assert number is not None
+            statement = store._find_statement(number, query, ("_version",))
 
             def by_sqlalchemy(conn: Any, statement: Any = statement) -> list[str]:
                 return list(conn.execute(statement).scalars())
