@@ -60,9 +60,10 @@ class EngineTraits:
     commit in groups by one writer thread (:mod:`.group_commit`)."""
     rows_on_driver: bool
     """Reads fetch rows on the driver's connection past SQLAlchemy (:mod:`.driver_rows`)."""
-    plain_swap: bool
-    """The compare-and-swap ``UPDATE`` (``dialects.swap_sql``, ``?`` parameters) runs as
-    one statement of the writer; PostgreSQL's runs on asyncpg (:mod:`.pg_inserts`)."""
+    updates_on_driver: bool
+    """An update of one document is one write of the writer that reads and writes its
+    row in plain SQL on the driver's connection (``?`` parameters, :mod:`.driver_updates`);
+    PostgreSQL's compares and swaps on asyncpg (:mod:`.pg_inserts`)."""
 
 
 def _postgresql_insert(table: Any) -> Any:
@@ -86,7 +87,7 @@ SQLITE = EngineTraits(
     analyze_after_index=False, id_collation=None, generated_jsonb=False,
     server_functions=False, migration_lock=None, notifies_changes=False,
     supports_row_locks=False, unique_index_serves_queries=True, one_writer=True,
-    rows_on_driver=True, plain_swap=True)
+    rows_on_driver=True, updates_on_driver=True)
 
 POSTGRESQL = EngineTraits(
     name="postgresql", upsert=_postgresql_insert, prepare=_prepare_postgresql,
@@ -95,4 +96,4 @@ POSTGRESQL = EngineTraits(
     server_functions=True,
     migration_lock="SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))",
     notifies_changes=True, supports_row_locks=True, unique_index_serves_queries=False,
-    one_writer=False, rows_on_driver=False, plain_swap=False)
+    one_writer=False, rows_on_driver=False, updates_on_driver=False)

@@ -21,12 +21,14 @@ anything else, lost connections too    :class:`~docbase.core.errors.BackendError
 =====================================  ===========================================
 
 A connection that failed is invalidated by SQLAlchemy (and pools ping before use), so
-the next call gets a fresh one.
+the next call gets a fresh one. SQLite statements sent to the driver directly
+(:mod:`.driver_updates`) raise ``sqlite3`` errors of their own, translated the same way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import sqlite3
 from collections.abc import Iterator
 
 from sqlalchemy import exc as sa_exc
@@ -83,5 +85,9 @@ def translate_errors() -> Iterator[None]:
         raise translated("23000", str(exc.orig)) from exc
     except sa_exc.DBAPIError as exc:
         raise translated(_sqlstate(exc), str(exc.orig)) from exc
+    except sqlite3.IntegrityError as exc:  # past SQLAlchemy, on the driver
+        raise translated("23000", str(exc)) from exc
+    except sqlite3.Error as exc:
+        raise translated("", str(exc)) from exc
     except (sa_exc.SQLAlchemyError, OSError, TimeoutError) as exc:
         raise BackendError(f"database unavailable: {exc}") from exc

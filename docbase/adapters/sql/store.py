@@ -3,15 +3,15 @@
 The reads (gets, finds, counts, aggregates and their statements) are written in
 :mod:`.reads`; this module adds the writes.
 
-An update reads the document the short way (SQLite: on the event loop's thread;
-PostgreSQL: a prepared point read), applies ``docbase.core.update.apply_update`` and
-writes the result with one statement that compares the version it read (``UPDATE ...
-WHERE id = ? AND version = ?``): on SQLite one plain statement in the writer's next
-batch, on PostgreSQL one prepared statement in autocommit (:mod:`.pg_inserts`). When
-another writer changed the document in between, no row matches and the update starts
-again from the newer version (an expected version then no longer matches:
-``VersionMismatch``); after :data:`_SWAP_ATTEMPTS` it reads the row under a write lock
-and writes it back in one transaction, the way every update took before.
+An update of one document on SQLite is one write of the writer that reads, applies and
+writes the row under the write lock (:mod:`.driver_updates`). On PostgreSQL it reads
+the document with a prepared point read, applies ``docbase.core.update.apply_update``
+and writes the result with one prepared statement in autocommit that compares the
+version it read (``UPDATE ... WHERE id = $1 AND version = $8``, :mod:`.pg_inserts`).
+When another writer changed the document in between, no row matches and the update
+starts again from the newer version (an expected version then no longer matches:
+``VersionMismatch``); after :data:`_SWAP_ATTEMPTS`, or without asyncpg, it reads the row
+under a write lock and writes it back in one transaction.
 """
 
 from __future__ import annotations
@@ -26,10 +26,10 @@ from docbase.adapters.sql import indexes, pg_inserts
 from docbase.adapters.sql.auto_indexes import AutoIndexer
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
-from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
+from docbase.adapters.sql.dialects import COLUMNS, Row
+from docbase.adapters.sql.driver_updates import DriverUpdates
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
-from docbase.adapters.sql.schema import table_name
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.evaluate import search_strings
@@ -74,7 +74,8 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         # one-document inserts in one round trip on PostgreSQL (see its module)
         self._inserter = pg_inserts.inserter_for(engine, self.backend.cached_number,
                                                  self.backend.forget)
-        self._swaps: dict[int, str] = {}  # SQLite's compare-and-swap UPDATE per table
+        self._driver_updates = (DriverUpdates(self.backend, self._row)
+                                if self.dialect.traits.updates_on_driver else None)
         if auto_index is not None:
             self.auto_indexer = AutoIndexer(
                 auto_index, lambda collection: self.count(collection, MATCH_ALL),
@@ -130,6 +131,9 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         expected_version: int | None = None,
     ) -> Document:
         """Apply ``update`` to the version read, written only if still that version."""
+        if self._driver_updates is not None:
+            return await self._driver_updates.update(collection, document_id, update, stamp,
+                                                     expected_version)
         for _ in range(_SWAP_ATTEMPTS):
             current = await self.current(collection, document_id)
             version = current.get("_version")
@@ -160,22 +164,9 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
 
     async def _swap(self, collection: str, row: Row, version: int) -> bool | None:
         """Write ``row`` if the stored row is at ``version``; ``None``: no short way."""
-        if self._inserter is not None:
-            return await self._inserter.swap(collection, row, version)
-        if not self.dialect.traits.plain_swap:
+        if self._inserter is None:
             return None
-
-        def work(conn: sa.Connection) -> bool:
-            number = self.backend.number(conn, collection)
-            if number is None:
-                return False
-            statement = self._swaps.get(number)
-            if statement is None:
-                statement = self._swaps[number] = swap_sql(table_name(number), "?")
-            result = conn.exec_driver_sql(statement, (*row, version))
-            return bool(result.rowcount == 1)
-
-        return await self.backend.run(work, write=True)
+        return await self._inserter.swap(collection, row, version)
 
     async def _update_locked(self, collection: str, document_id: str, update: Update,
                              stamp: dict[str, Any], expected_version: int | None) -> Document:
