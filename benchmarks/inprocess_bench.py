@@ -22,7 +22,8 @@ logging is configured and no access line is written, as in the figures before it
 
 The workloads are those of ``versus.py``: ``get`` (a random one of 10,000 documents),
 ``list`` (the first 100), ``total`` (with the total count), ``post`` (a small
-document), ``patch`` (one field of a random document). The documents are seeded once
+document), ``patch`` (one field of a random document), ``mixed`` (80 % ``get``, 20 %
+``post``). The documents are seeded once
 into ``--data-dir`` (default: a temporary
 directory); a PostgreSQL database given with ``--storage`` must be empty or seeded by an
 earlier run.
@@ -131,6 +132,11 @@ async def seeded(app: Any) -> list[str]:
 
 async def measure(app: Any, workload: str, ids: list[str], duration: float) -> None:
     def request() -> tuple[str, str, bytes, bytes]:
+        if workload == "mixed":  # as versus.py's: 80 % get_one, 20 % post_one
+            return request_of("get" if random.random() < 0.8 else "post")
+        return request_of(workload)
+
+    def request_of(workload: str) -> tuple[str, str, bytes, bytes]:
         return {"get": ("GET", "/rest/items/" + random.choice(ids), b"", b""),
                 "list": ("GET", "/rest/items", b"max=100", b""),
                 "total": ("GET", "/rest/items", b"max=100&totals=true", b""),
@@ -178,7 +184,7 @@ async def main(args: argparse.Namespace) -> None:
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("workloads", nargs="+", choices=["get", "list", "total", "post",
-                                                         "patch"])
+                                                         "patch", "mixed"])
     parser.add_argument("--duration", type=float, default=4)
     parser.add_argument("--storage", help="storage URL (default: SQLite in --data-dir)")
     parser.add_argument("--data-dir", default=None)
