@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 import math
 from collections.abc import Iterable, Sequence
 
-from docbase.core.documents import Document
+from docbase.core.documents import Document, json_copy
 from docbase.core.ordering import MISSING, OrderKey, sort_key
 from docbase.core.query import JSON, Aggregate, AggregateRow, Path
 
@@ -59,7 +58,7 @@ def aggregate(
         identity = tuple(sort_key(value) for value in key)
         groups.setdefault(identity, (key, []))[1].append(document)
     return [
-        AggregateRow(copy.deepcopy(key), {a.key: _aggregate_value(a, members)
+        AggregateRow(json_copy(key), {a.key: _aggregate_value(a, members)
                                           for a in aggregates})
         for key, members in (groups[identity] for identity in sorted(groups))
     ]
@@ -90,6 +89,6 @@ def _aggregate_value(spec: Aggregate, members: list[Document]) -> JSON:
         case "AVG":
             return number_sum(numbers) / len(numbers) if numbers else None
         case "MIN":
-            return copy.deepcopy(min(values, key=sort_key)) if values else None
+            return json_copy(min(values, key=sort_key)) if values else None
         case "MAX":
-            return copy.deepcopy(max(values, key=sort_key)) if values else None
+            return json_copy(max(values, key=sort_key)) if values else None

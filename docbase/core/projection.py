@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
-import copy
 from collections.abc import Iterable
 from typing import Any, TypeAlias
 
-from docbase.core.documents import Document
+from docbase.core.documents import Document, json_copy
 from docbase.core.ordering import MISSING
 from docbase.core.query import JSON, Path, Projection
 
@@ -23,13 +22,13 @@ def project(document: Document, projection: Projection | None) -> Document:
     the way (``_id`` too when listed). A numeric step is a key, never an array index.
     """
     if projection is None:
-        return copy.deepcopy(document)
+        return json_copy(document)
     if projection.include:
         tree = _tree(projection.paths)
         tree["_id"] = None
         picked: Document = _pick(document, tree)
         return picked
-    result = copy.deepcopy(document)
+    result = json_copy(document)
     for path in projection.paths:
         _drop(result, path)
     return result
@@ -56,7 +55,7 @@ def _pick(value: JSON, tree: _Tree) -> Any:
             if key not in tree:
                 continue
             subtree = tree[key]
-            kept = copy.deepcopy(item) if subtree is None else _pick(item, subtree)
+            kept = json_copy(item) if subtree is None else _pick(item, subtree)
             if kept is not MISSING:
                 picked[key] = kept
         return picked

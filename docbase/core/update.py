@@ -12,14 +12,13 @@ adapter compiles the same AST to native operators.
 from __future__ import annotations
 
 import contextlib
-import copy
 import itertools
 import math
 from typing import Any, Literal, TypeAlias
 
 import msgspec
 
-from docbase.core.documents import SYSTEM_FIELDS
+from docbase.core.documents import SYSTEM_FIELDS, json_copy
 from docbase.core.errors import Conflict, InvalidQuery
 from docbase.core.evaluate import array_index, json_equal
 from docbase.core.query import JSON, Path, split_path
@@ -144,7 +143,7 @@ def apply_update(document: dict[str, Any], update: Update) -> dict[str, Any]:
             non-number, ``$push``/``$pull`` on a non-array, a path through a scalar).
 
     """
-    result = copy.deepcopy(document)
+    result = json_copy(document)
     for op in update.ops:
         parent, last = _parent_for(result, op.path, create=not isinstance(op, UnsetOp | PullOp))
         if parent is None:
@@ -152,7 +151,7 @@ def apply_update(document: dict[str, Any], update: Update) -> dict[str, Any]:
         where = ".".join(op.path)
         match op:
             case SetOp(value=value):
-                _assign(parent, last, copy.deepcopy(value), where)
+                _assign(parent, last, json_copy(value), where)
             case UnsetOp():
                 _remove(parent, last)
             case IncOp(amount=amount):
@@ -166,11 +165,11 @@ def apply_update(document: dict[str, Any], update: Update) -> dict[str, Any]:
             case PushOp(value=value):
                 current = _read(parent, last)
                 if current is _MISSING:
-                    _assign(parent, last, [copy.deepcopy(value)], where)
+                    _assign(parent, last, [json_copy(value)], where)
                 elif not isinstance(current, list):
                     raise Conflict(f"cannot $push to {where!r}: it is not an array")
                 else:
-                    current.append(copy.deepcopy(value))
+                    current.append(json_copy(value))
             case PullOp(value=value):
                 current = _read(parent, last)
                 if current is _MISSING:
