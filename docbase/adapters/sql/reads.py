@@ -186,8 +186,8 @@ class SqlDocumentReads:
             body = self.dialect.without_fields(table.c.body, hide)
         if split:  # the leading sorted path has an index: two streams, one served by it
             statement = pages.sorted_page(self.dialect, table, body, query)
-        elif (self.dialect.name == "postgresql" and query.skip and query.limit is not None
-              and query.filter == MATCH_ALL and not query.sort and query.after is None):
+        elif (query.skip and query.limit is not None and query.filter == MATCH_ALL
+              and not query.sort and query.after is None):
             statement = pages.deferred_page(table, body, query)
         else:
             compiler = QueryCompiler(self.dialect, table)
