@@ -19,13 +19,15 @@ from hypothesis import strategies as st
 
 from docbase.core.auth.keys import KEYS_COLLECTION, create_key
 from docbase.core.auth.users import USERS_COLLECTION, create_user
+from docbase.core.changes import Change
 from docbase.core.database import Database
 from docbase.core.media.receiving import Upload
 from docbase.core.portability import ImportRefused, export_archive, import_archive
 from docbase.core.portability.capture import capturing
-from docbase.core.portability.following import follow
+from docbase.core.portability.following import FollowOverrun, follow
 from docbase.core.portability.migrating import migrate
 from docbase.core.schema.definition import parse_schema
+from docbase.core.settings import Limits
 from docbase.testing.document_strategies import documents
 from tests.backends import BACKENDS
 
@@ -235,3 +237,29 @@ async def test_follow_applies_the_sources_later_writes_to_the_target(
         names = sorted(d["name"] for d in await copy.collection("birds").find())
         assert names == ["owl", "winter wren"]
         assert (await copy.collection("birds").get(owl["_id"]))["_id"] == owl["_id"]
+
+
+async def test_follow_stops_when_the_log_is_pruned_just_before_its_read(
+        request: pytest.FixtureRequest) -> None:
+    # The reader steps over numbers it finds pruned, as every reader of the log may;
+    # follow must not, or the writes in them never reach the target.
+    async with BACKENDS["sqlite-file"](request) as (store, blobs), \
+            database("memory", request) as copy:
+        origin = Database(store, blobs, limits=Limits(change_max_entries=2))
+        birds = origin.collection("birds")
+        await birds.insert({"name": "wren"})
+        async with capturing(origin.store, origin.auth_cache):
+            migration = await migrate(origin, copy)
+            for n in range(5):
+                await birds.insert({"n": n})
+            log = origin.changes.log
+            read = log.read
+
+            async def pruned_first(after: int, limit: int) -> list[Change]:
+                assert await log.prune() == 3  # lands between follow's last look and its read
+                log.read = read  # type: ignore[method-assign]
+                return await read(after, limit)
+
+            log.read = pruned_first  # type: ignore[method-assign]
+            with pytest.raises(FollowOverrun, match="pruned up to"):
+                await asyncio.wait_for(follow(origin, copy, migration.manifest.position), 20)

@@ -67,12 +67,14 @@ async def follow(source: PortableDatabase, target: PortableDatabase, position: i
         while True:
             stopping = stop.is_set()
             read_at = utc_now()
+            before = reader.position
+            entries = await reader.read()
+            # asked after the read: a prune landing before it or during it shows here
             last, pruned = await log.state()
-            if pruned > reader.position:
+            if pruned > before and not _read_through(entries, before, pruned):
                 raise FollowOverrun(
                     f"the source's change log was pruned up to {pruned} while the target "
-                    f"stood at {reader.position}: run the migration again")
-            entries = await reader.read()
+                    f"stood at {before}: run the migration again")
             for entry in entries:
                 if entry.collection is not None and is_user_collection(entry.collection):
                     await apply_change(source, target, entry, relations)
@@ -86,6 +88,16 @@ async def follow(source: PortableDatabase, target: PortableDatabase, position: i
             if not entries:
                 with contextlib.suppress(TimeoutError):
                     await asyncio.wait_for(stop.wait(), POLL_SECONDS)
+
+
+def _read_through(entries: list[Change], before: int, pruned: int) -> bool:
+    """Whether ``entries`` hold every number after ``before`` up to ``pruned``.
+
+    The reader steps over numbers it finds pruned (as every reader of the log may); for
+    follow each of them may be a write the target never gets.
+    """
+    wanted = pruned - before
+    return [entry.seq for entry in entries[:wanted]] == list(range(before + 1, pruned + 1))
 
 
 async def apply_change(source: PortableDatabase, target: PortableDatabase, entry: Change,
