@@ -17,7 +17,8 @@ Contenders:
   ``--docbase-venv`` with N workers (plain HTTP behind a trusted proxy; ``wrk`` sends
   ``X-Forwarded-Proto: https``); ``...-metrics``, the same with metrics on
   (``docs/operations.md``). PostgreSQL at 127.0.0.1 (trust auth), one database per
-  contender, dropped and created afresh;
+  contender, dropped and created afresh, and vacuumed before each measurement where the
+  server runs with autovacuum off (as autovacuum would have by then);
 - ``base-...``: the same docbase contenders from ``--baseline-venv`` (a venv installed
   from another checkout, for example a clean worktree of ``main``), so that before and
   after are measured in one run.
@@ -52,6 +53,7 @@ children). Measurements are appended as JSON lines to ``--out``.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import re
@@ -226,6 +228,9 @@ class Contender:
     def start(self) -> None:
         raise NotImplementedError
 
+    def tend(self) -> None:
+        """Before each measurement: the upkeep its database server would do by itself."""
+
     def loads(self, ids_file: str) -> dict[str, Load | None]:
         """Workload name -> ``wrk`` arguments (None: the contender has no such operation)."""
         raise NotImplementedError
@@ -380,6 +385,29 @@ class Docbase(Contender):
             self.ids += [d["_id"] for d in http("POST", self.base + "/rest/items", page,
                                                 headers)]
 
+    def tend(self) -> None:
+        """``VACUUM (ANALYZE)`` of its PostgreSQL database where autovacuum is off.
+
+        A server with autovacuum on (PostgreSQL's default) vacuums a table once a fifth
+        of it changed, within a minute: the seeded rows become visible to index-only
+        scans, and the rows that patches leave dead are cleared. A server configured
+        with it off (this machine's test server is) would make every measurement after
+        the seeding read each row's heap page too: a page 5,000 documents deep cost the
+        server 3.3 ms instead of ~0.9 (``docs/benchmarks.md``, run 15).
+        """
+        if self.database and self.autovacuum_off:
+            subprocess.run(["psql", self.postgres.rsplit("/", 1)[0] + "/" + self.database,
+                            "-q", "-c", "VACUUM (ANALYZE)"], check=True, capture_output=True)
+
+    @functools.cached_property
+    def autovacuum_off(self) -> bool:
+        shown = subprocess.run(["psql", self.postgres, "-Atc", "SHOW autovacuum"],
+                               capture_output=True, text=True, check=True).stdout.strip()
+        if shown == "off":
+            print(f"{self.name}: the PostgreSQL server runs with autovacuum off: "
+                  "VACUUM (ANALYZE) before each measurement, as autovacuum would", flush=True)
+        return shown == "off"
+
     def stop(self) -> None:
         super().stop()
         if self.database:  # dropped once measured: the server is shared
@@ -450,6 +478,7 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
         for contender in chosen:
             load = loads[contender.name][workload]
             if load:
+                contender.tend()
                 settle(args.settle)
                 wrk(duration=2, headers=contender.headers, **load)
     for round_ in range(args.repeat):
@@ -459,6 +488,7 @@ def run(chosen: list[Contender], workloads: list[str], args: argparse.Namespace
                 load = loads[contender.name][workload]
                 if not load:
                     continue
+                contender.tend()
                 settle(args.settle)
                 result = wrk(duration=args.duration, headers=contender.headers,
                              cpu=contender.cpu, **load)
