@@ -231,3 +231,23 @@ def refuse_usual_path(store: Any, monkeypatch: pytest.MonkeyPatch) -> None:
         raise AssertionError("went the usual way")
 
     monkeypatch.setattr(store.backend, "_run", refuse)
+
+
+def traced_statements(store: Any) -> list[str]:
+    """The SQL that ``store``'s SQLite connections run from now on, as SQLite saw it.
+
+    The engine's pooled connections are closed, so that every one made afterwards
+    (the writer's, the pool's, not the loop reader's) reports its statements.
+    """
+    import sqlalchemy as sa
+
+    engine = store.engine
+    assert isinstance(engine, sa.Engine)
+    engine.dispose()
+    statements: list[str] = []
+
+    @sa.event.listens_for(engine, "connect")
+    def traced(dbapi_connection: Any, _record: Any) -> None:
+        dbapi_connection.set_trace_callback(statements.append)
+
+    return statements

@@ -9,14 +9,12 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.core.query import Gt, Query, SortKey
-from tests.backends import numbered, sql_backend, sql_url
+from tests.backends import numbered, sql_backend, sql_url, traced_statements
 
 
 @pytest.fixture(params=["sqlite-file", pytest.param("postgresql", marks=pytest.mark.postgres)])
@@ -41,14 +39,7 @@ async def test_a_deep_page_holds_the_rows_at_its_offset_in_key_order(
 async def test_only_a_plain_page_takes_the_key_index_way_on_sqlite(tmp_path: Path) -> None:
     async with sql_backend(f"sqlite:///{tmp_path}/pages.db") as (store, _b):
         await store.insert("items", [numbered(n) for n in range(300)])
-        engine = store.engine
-        assert isinstance(engine, sa.Engine)
-        engine.dispose()  # the connections made from now on trace their statements
-        statements: list[str] = []
-
-        @sa.event.listens_for(engine, "connect")
-        def traced(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.set_trace_callback(statements.append)
+        statements = traced_statements(store)
 
         await store.find("items", Query(skip=250, limit=20))
         assert [s for s in statements if "IN (SELECT" in s and "OFFSET 250" in s]

@@ -22,7 +22,7 @@ from docbase.adapters.sql.group_commit import take_write_lock
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.query import Query
 from docbase.core.update import SetOp, Update
-from tests.backends import numbered, sql_backend
+from tests.backends import numbered, sql_backend, traced_statements
 
 
 @pytest.fixture
@@ -64,14 +64,7 @@ async def test_concurrent_writes_commit_in_fewer_transactions(store: SqlDocument
 
 async def test_a_batch_of_good_writes_runs_without_savepoints(store: SqlDocumentStore) -> None:
     await store.insert("items", [numbered(0)])
-    engine = store.engine
-    assert isinstance(engine, sa.Engine)
-    engine.dispose()  # the connections made from now on trace their statements
-    statements: list[str] = []
-
-    @sa.event.listens_for(engine, "connect")
-    def traced(dbapi_connection: Any, _record: Any) -> None:
-        dbapi_connection.set_trace_callback(statements.append)
+    statements = traced_statements(store)
 
     holding = await _hold_writer(store, 0.3)
     await asyncio.gather(*(store.insert("items", [numbered(n)]) for n in range(1, 11)))

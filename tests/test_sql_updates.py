@@ -10,17 +10,15 @@ from __future__ import annotations
 import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
-from typing import Any
 
 import pytest
-import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound, VersionMismatch
 from docbase.core.query import Query
 from docbase.core.update import parse_update
-from tests.backends import numbered, sql_backend, sql_url
+from tests.backends import numbered, sql_backend, sql_url, traced_statements
 
 FIRST = numbered(1)["_id"]
 
@@ -37,14 +35,7 @@ async def sqlite(tmp_path: Path) -> AsyncIterator[tuple[SqlDocumentStore, list[s
     """A SQLite file's store, with the SQL each connection made from now on runs."""
     async with sql_backend(f"sqlite:///{tmp_path}/updates.db") as (store, _blobs):
         await store.insert("items", [numbered(1, count=0, name="a"), numbered(2, count=0)])
-        engine = store.engine
-        assert isinstance(engine, sa.Engine)
-        engine.dispose()  # the connections made from now on trace their statements
-        statements: list[str] = []
-
-        @sa.event.listens_for(engine, "connect")
-        def traced(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.set_trace_callback(statements.append)
+        statements = traced_statements(store)
 
         yield store, statements
 
