@@ -134,15 +134,18 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         if self._driver_updates is not None:
             return await self._driver_updates.update(collection, document_id, update, stamp,
                                                      expected_version)
-        for _ in range(_SWAP_ATTEMPTS):
-            current = await self.current(collection, document_id)
-            version = current.get("_version")
-            changed = updated_document(document_id, current, update, stamp, expected_version)
-            swapped = await self._swap(collection, self._row(changed), version or 0)
-            if swapped is None:  # no short way here
-                break
-            if swapped:
-                return changed
+        if self._inserter is not None:  # PostgreSQL on asyncpg: read, compare and swap
+            for _ in range(_SWAP_ATTEMPTS):
+                current = await self.current(collection, document_id)
+                version = current.get("_version")
+                changed = updated_document(document_id, current, update, stamp,
+                                           expected_version)
+                swapped = await self._inserter.swap(collection, self._row(changed),
+                                                    version or 0)
+                if swapped is None:  # no short way now
+                    break
+                if swapped:
+                    return changed
         return await self._update_locked(collection, document_id, update, stamp,
                                          expected_version)
 
@@ -161,12 +164,6 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                 document: Document = decode_body(found[0][0])
                 return document
         return await self.get(collection, document_id)
-
-    async def _swap(self, collection: str, row: Row, version: int) -> bool | None:
-        """Write ``row`` if the stored row is at ``version``; ``None``: no short way."""
-        if self._inserter is None:
-            return None
-        return await self._inserter.swap(collection, row, version)
 
     async def _update_locked(self, collection: str, document_id: str, update: Update,
                              stamp: dict[str, Any], expected_version: int | None) -> Document:
