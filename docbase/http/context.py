@@ -31,7 +31,7 @@ from docbase.core.errors import InvalidQuery, Unauthorized
 from docbase.core.server import Server
 from docbase.http.cors import allowed_origin_headers, cors_headers
 from docbase.http.errors import CORS_STATE, MethodNotAllowed
-from docbase.http.headers import header
+from docbase.http.headers import bearer_token, header
 from docbase.http.observe import PRINCIPAL
 
 OVERRIDABLE = frozenset({"PUT", "PATCH", "DELETE"})
@@ -102,10 +102,7 @@ def raw_key(request: Request[Any, Any, Any]) -> str | None:
 
 def raw_token(request: Request[Any, Any, Any]) -> str | None:
     """Return the bearer token: ``Authorization: Bearer T``, else parameter ``jwt``."""
-    scheme, _, token = header(request, "authorization", "").strip().partition(" ")
-    if scheme.lower() == "bearer" and token.strip():
-        return token.strip()
-    return request.query_params.get("jwt") or None
+    return bearer_token(request) or request.query_params.get("jwt") or None
 
 
 class Caller(NamedTuple):

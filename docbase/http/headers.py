@@ -33,3 +33,10 @@ def header(request: Any, name: str, default: str | None = None) -> str | None:
         scope[_SCOPE_KEY] = headers
     value = headers.get(name.encode("latin-1"))
     return default if value is None else value.decode("latin-1")
+
+
+def bearer_token(request: Any) -> str | None:
+    """The token of ``Authorization: Bearer <token>`` (``None``: no such header, or empty)."""
+    scheme, _, token = header(request, "authorization", "").strip().partition(" ")
+    token = token.strip()
+    return token if scheme.lower() == "bearer" and token else None

@@ -30,7 +30,7 @@ from docbase.core.errors import Unauthorized
 from docbase.core.metrics.state import StoreState, check_store, read_state
 from docbase.core.server import Server
 from docbase.http.context import ServerDependency, client_address
-from docbase.http.headers import header
+from docbase.http.headers import bearer_token
 from docbase.http.proxy import Network, in_networks
 
 HttpRequest = Request[Any, Any, Any]
@@ -75,9 +75,9 @@ class MetricsAccess:
         """
         if self._from_metrics_address(client_address(request)):
             return
-        scheme, _, given = header(request, "authorization", "").strip().partition(" ")
-        if (self._token is not None and scheme.lower() == "bearer"
-                and hmac.compare_digest(given.strip().encode(), self._token)):
+        given = bearer_token(request)
+        if (self._token is not None and given is not None
+                and hmac.compare_digest(given.encode(), self._token)):
             return
         raise Unauthorized("GET /metrics needs the metrics token (Authorization: Bearer) "
                            "or a request from a metrics address")
