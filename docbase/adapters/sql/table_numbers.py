@@ -12,10 +12,9 @@ So a number made inside a write transaction is kept with that connection and ent
 the shared cache when SQLAlchemy says the transaction committed; a rollback forgets it.
 (Kept beside the ``Connection`` object, not in its ``info``: asking an invalidated
 connection for ``info`` in its rollback event checks out a new driver connection that
-nothing returns.) A savepoint
-rolled back on the driver (:mod:`.group_commit`) cannot say which tables went with it,
-so nothing that transaction created is cached: the next look-up after the commit finds
-what is really there.
+nothing returns.) A savepoint rolled back on the driver (:mod:`.group_commit`) cannot
+say which tables went with it, so nothing that transaction created is cached: the next
+look-up after the commit finds what is really there.
 """
 
 from __future__ import annotations
