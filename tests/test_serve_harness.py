@@ -194,11 +194,22 @@ def eventually(condition: Callable[[], bool], what: str = "the condition",
 
 @contextlib.contextmanager
 def serving(cwd: Path, *args: str, **kwargs: Any) -> Iterator[Served]:
+    """Serve for the ``with`` block, then stop the server (SIGTERM, then SIGKILL).
+
+    Should the block fail, its failure is what the test reports: a server that then
+    does not stop in time (a request the failure left in flight) adds a note to it
+    rather than replacing it.
+    """
     served = launch(cwd, *args, **kwargs)
     try:
         yield served
-    finally:
-        served.stop()
+    except BaseException as failure:
+        try:
+            served.stop()
+        except AssertionError as stopping:
+            failure.add_note(f"and then: {stopping}")
+        raise
+    served.stop()
 
 
 def child_processes(pid: int) -> list[int]:

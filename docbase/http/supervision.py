@@ -15,6 +15,7 @@ import contextlib
 import ctypes
 import logging
 import os
+import pickle
 import signal
 import ssl
 import sys
@@ -24,7 +25,9 @@ from multiprocessing import resource_tracker
 from pathlib import Path
 
 import uvicorn
+from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
+from uvicorn.supervisors.multiprocess import Process
 
 from docbase.http.logs import announce
 
@@ -47,6 +50,9 @@ EXIT_SLACK = 5.0
 """Seconds a worker whose supervisor died gets beyond the graceful shutdown's bound
 (application shutdown included) before it exits at once."""
 _PR_SET_PDEATHSIG = 1  # linux/prctl.h
+HEALTHCHECK_SLICE = 0.25
+"""Seconds between two looks, while the supervisor waits for a worker's answer to its
+health check, at whether the worker still lives and a signal has come."""
 
 WORKER_MALLOC_ARENAS = "2"
 """glibc's malloc arenas per worker (``MALLOC_ARENA_MAX``) unless the environment sets
@@ -157,9 +163,62 @@ class UvicornRunner:
         os.environ.setdefault("MALLOC_ARENA_MAX", WORKER_MALLOC_ARENAS)
         without_resource_tracker()
         try:
-            Multiprocess(config, sockets=[sock]).run()
+            WatchfulMultiprocess(config, sockets=[sock]).run()
         finally:
             sock.close()
             if self.pid_file is not None:
                 self.pid_file.unlink(missing_ok=True)
         announce("docbase: shutdown completed", self.log_format)
+
+
+class WatchfulMultiprocess(Multiprocess):
+    """uvicorn's supervisor, whose health check notices a worker that dies meanwhile.
+
+    uvicorn's supervisor pings each worker and waits for the answer up to
+    ``timeout_worker_healthcheck`` (:data:`WORKER_HEALTHCHECK_SECONDS`) in one call. It
+    holds both ends of the pipe, so a worker killed after the ping (SIGKILL, the OOM
+    killer) never closes it: the supervisor went on waiting the whole minute, neither
+    respawning the worker nor acting on SIGTERM. Here the wait is cut into slices of
+    :data:`HEALTHCHECK_SLICE` seconds; after each the supervisor looks whether the
+    worker still lives (it died: respawn it now) and whether a signal came (answer it
+    first; the worker is checked again on the next round).
+    """
+
+    def keep_subprocess_alive(self) -> None:
+        """Respawn each worker that died or did not answer in time, as uvicorn does."""
+        for index, process in enumerate(self.processes):
+            if self.should_exit.is_set():
+                return
+            if self._answers(process):
+                continue
+            process.kill()  # hung, or dead already
+            process.join()
+            if process.exitcode == STARTUP_FAILURE:  # broken app, TLS or socket
+                logger.error("worker %s failed to start: the supervisor stops", process.pid)
+                self.should_exit.set()
+                return
+            logging.getLogger("uvicorn.error").info("Child process [%s] died", process.pid)
+            replacement = Process(self.config, self.sockets)
+            replacement.start()
+            self.processes[index] = replacement
+
+    def _answers(self, process: Process) -> bool:
+        """Whether ``process`` lives and answers a ping within the health-check timeout.
+
+        A signal that comes before the answer counts as one, for now: the supervisor
+        acts on the signal and checks the worker on its next round.
+        """
+        if not process.process.is_alive():
+            return False
+        deadline = time.monotonic() + self.config.timeout_worker_healthcheck
+        try:
+            process.parent_conn.send(b"ping")
+            while not process.parent_conn.poll(HEALTHCHECK_SLICE):
+                if not process.process.is_alive() or time.monotonic() >= deadline:
+                    return False
+                if self.signal_queue:
+                    return True
+            process.parent_conn.recv()
+        except (OSError, EOFError, pickle.UnpicklingError):
+            return False
+        return True
