@@ -29,6 +29,7 @@ import msgspec
 from docbase.config import Deployment
 from docbase.core.metrics import MULTIPROC_ENV
 from docbase.http.coalescing import CoalescingHttpProtocol
+from docbase.http.connection_shares import shares_file
 from docbase.http.logs import logging_config
 from docbase.http.supervision import (
     TLS12_CIPHERS,
@@ -101,7 +102,7 @@ def http_server(
         host=deployment.host,
         port=deployment.port,
         workers=deployment.workers,
-        loop="uvloop",
+        loop="docbase.http.accepting:BalancedLoop",  # uvloop; connections spread evenly
         http=CoalescingHttpProtocol,  # httptools; a response's head and body in one send
         ws="none",
         lifespan="on",
@@ -151,7 +152,7 @@ def main() -> None:
 
 def _serve(launch: Launch, deployment: Deployment) -> None:
     pid_file = None if launch.pid_file is None else Path(launch.pid_file)
-    with metrics_directory(deployment.metrics):
+    with metrics_directory(deployment.metrics), shares_file(deployment.workers):
         http_server(launch.target, deployment, launch.listener, pid_file=pid_file).serve()
 
 
