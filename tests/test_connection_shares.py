@@ -14,7 +14,10 @@ from docbase.http.connection_shares import ConnectionShares
 shares = ConnectionShares.from_environment()
 shares.change(+1); shares.change(+1); shares.change(+1); shares.change(-1)
 print("ready", flush=True)
-sys.stdin.readline()
+if sys.stdin.readline().strip() == "leave":
+    shares.leave()
+    print("left", flush=True)
+    sys.stdin.readline()
 """
 
 
@@ -52,6 +55,17 @@ def test_a_worker_sees_the_fewest_connections_of_the_other_live_workers() -> Non
             assert mine.fewest_elsewhere() == 2
         finally:
             stop(again)
+        stopping = other_worker()
+        try:
+            assert mine.fewest_elsewhere() == 2
+            assert stopping.stdin is not None
+            assert stopping.stdout is not None
+            stopping.stdin.write("leave\n")
+            stopping.stdin.flush()
+            assert stopping.stdout.readline().strip() == "left"
+            assert mine.fewest_elsewhere() is None  # a worker that stops accepting
+        finally:
+            stop(stopping)
 
 
 def test_the_file_exists_only_while_serving_with_several_workers() -> None:

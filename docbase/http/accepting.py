@@ -85,6 +85,8 @@ class OneByOneServer(asyncio.AbstractServer):
         self._serving = False
         self._deferring_since: float | None = None
         self._connecting: set[asyncio.Task[None]] = set()
+        self._waiting = select.poll()  # a look at the socket without a readiness event
+        self._waiting.register(sock.fileno(), select.POLLIN)
         sock.setblocking(False)
         sock.listen(backlog)  # the supervisor binds; each worker listens, as uvloop would
         self._start()
@@ -105,8 +107,7 @@ class OneByOneServer(asyncio.AbstractServer):
     def _resume(self) -> None:
         if not self._serving:
             return
-        waiting, _, _ = select.select([self._sock], [], [], 0)
-        if not waiting:
+        if not self._waiting.poll(0):
             self._deferring_since = None  # another worker took it
         self._start()
 
@@ -175,6 +176,8 @@ class OneByOneServer(asyncio.AbstractServer):
         if self._serving:
             self._serving = False
             self._loop.remove_reader(self._sock.fileno())
+            if self._shares is not None:  # a stopping worker must not hold connections back
+                self._shares.leave()
 
     async def wait_closed(self) -> None:
         """Return at once: accepting stops in :meth:`close`."""

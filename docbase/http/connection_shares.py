@@ -88,6 +88,12 @@ class ConnectionShares:
         if self._offset is not None:
             struct.pack_into("=q", self._map, self._offset + 8, self.open)
 
+    def leave(self) -> None:
+        """Give the slot up: this worker accepts no more connections (it is stopping)."""
+        if self._offset is not None:
+            _SLOT.pack_into(self._map, self._offset, 0, 0)
+            self._offset = None
+
     def fewest_elsewhere(self) -> int | None:
         """The fewest open connections any other live worker holds (None: no other)."""
         fewest = None
