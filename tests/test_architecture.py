@@ -71,7 +71,7 @@ def test_adapters_import_neither_http_nor_other_adapters(folder: str) -> None:
 FLOORS: dict[int, tuple[str, ...]] = {
     0: ("errors", "ids", "names", "documents", "lifecycle", "chunks", "untrusted_json",
         "plugins", "settings.__init__", "settings.limits", "settings.stored", "auth.cache",
-        "query.ast", "query.deadline"),
+        "query.ast", "query.deadline", "processes"),
     1: ("query", "ordering", "projection", "grouping", "evaluate", "update", "versioning",
         "field_name_encoding", "parents", "paging"),
     2: ("ports", "blob_ports", "delivery_ports", "changes.signal", "auth.principal",

@@ -114,7 +114,7 @@ class OneByOneServer(asyncio.AbstractServer):
     def _over_share(self) -> bool:
         """Whether to leave the waiting connection to another worker for now."""
         shares = self._shares
-        if shares is None:
+        if shares is None or shares.open <= SHARE_SLACK:  # within any share: no look needed
             return False
         fewest = shares.fewest_elsewhere()
         if fewest is None or shares.open <= fewest + SHARE_SLACK:

@@ -8,8 +8,8 @@ runs. So :func:`supervise` replaces the preparing process by a fresh interpreter
 module alone and runs :func:`main`: the supervisor holds ~30 MiB rather than ~85 MiB
 (``docs/benchmarks.md``, run 8). The workers are spawned from it and import the app
 themselves, as before. This module and :mod:`.supervision` import nothing of docbase's
-core beyond the deployment's configuration and :data:`docbase.core.metrics.MULTIPROC_ENV`
-(a package of the standard library only), nor the app.
+core beyond the deployment's configuration, :data:`docbase.core.metrics.MULTIPROC_ENV` and
+:mod:`docbase.core.processes` (of the standard library only), nor the app.
 """
 
 from __future__ import annotations

@@ -28,6 +28,7 @@ import uvicorn
 from uvicorn.config import STARTUP_FAILURE
 from uvicorn.supervisors import Multiprocess
 from uvicorn.supervisors.multiprocess import Process
+from uvicorn.supervisors.multiprocess import logger as uvicorn_logger
 
 from docbase.http.logs import announce
 
@@ -197,7 +198,7 @@ class WatchfulMultiprocess(Multiprocess):
                 logger.error("worker %s failed to start: the supervisor stops", process.pid)
                 self.should_exit.set()
                 return
-            logging.getLogger("uvicorn.error").info("Child process [%s] died", process.pid)
+            uvicorn_logger.info("Child process [%s] died", process.pid)  # uvicorn's words
             replacement = Process(self.config, self.sockets)
             replacement.start()
             self.processes[index] = replacement

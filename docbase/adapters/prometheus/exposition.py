@@ -25,6 +25,7 @@ from prometheus_client.multiprocess import MultiProcessCollector, mark_process_d
 from docbase.adapters.prometheus.instruments import PrometheusInstruments
 from docbase.core.metrics import MULTIPROC_ENV
 from docbase.core.metrics.state import StoreState
+from docbase.core.processes import process_exists
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 """The media type of the text exposition format."""
@@ -64,21 +65,11 @@ def forget_dead_workers(directory: Path) -> list[int]:
     dead = set()
     for path in directory.glob("gauge_live*.db"):
         found = _LIVE_FILE.fullmatch(path.name)
-        if found and not _alive(int(found.group(1))):
+        if found and not process_exists(int(found.group(1))):
             dead.add(int(found.group(1)))
     for pid in dead:
         mark_process_dead(pid, str(directory))  # type: ignore[no-untyped-call]
     return sorted(dead)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # exists, another user's: not ours, but not dead
-        return True
-    return True
 
 
 class _Own:
