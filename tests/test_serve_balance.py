@@ -15,10 +15,12 @@ import socket
 import time
 from collections import Counter
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
-from tests.test_serve_harness import Served, launch
+from docbase.http.connection_shares import SHARES_ENV, slot_holders
+from tests.test_serve_harness import Served, child_processes, eventually, launch
 
 POOL = 32
 BURSTS = 5
@@ -34,9 +36,19 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
         deadline = time.monotonic() + 10  # the start's health check, logged a moment later
         while not health_answers(server) and time.monotonic() < deadline:
             time.sleep(0.1)
+        workers = child_processes(server.process.pid)
+        eventually(lambda: set(workers) <= slot_holders(shares_path(workers[0])),
+                   "both workers accepting (a slot each)")
         yield server
     finally:
         server.stop()
+
+
+def shares_path(worker: int) -> str:
+    """The shares file a worker was started with (its environment names it)."""
+    environment = Path(f"/proc/{worker}/environ").read_bytes().split(b"\0")
+    [path] = [e.split(b"=", 1)[1] for e in environment if e.startswith(f"{SHARES_ENV}=".encode())]
+    return path.decode()
 
 
 def pool_split(served: Served) -> list[int]:

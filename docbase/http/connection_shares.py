@@ -18,6 +18,8 @@ import struct
 import tempfile
 from collections.abc import Iterator
 
+from docbase.core.processes import process_exists
+
 SHARES_ENV = "DOCBASE_CONNECTION_SHARES"
 """The environment variable that names the shared file to the workers."""
 SLOTS = 64
@@ -49,6 +51,12 @@ def shares_file(workers: int) -> Iterator[None]:
             os.unlink(path)
 
 
+def slot_holders(path: str) -> set[int]:
+    """The process ids holding a slot of the shares file at ``path`` (alive or not)."""
+    with open(path, "rb") as file:
+        return {owner for owner, _count in _SLOT.iter_unpack(file.read()) if owner}
+
+
 class ConnectionShares:
     """A worker's own slot in the shares file, and a look at the other workers' counts."""
 
@@ -77,7 +85,7 @@ class ConnectionShares:
     def _claim(self, pid: int) -> int | None:
         for slot in range(SLOTS):
             owner, _count = _SLOT.unpack_from(self._map, slot * _SLOT.size)
-            if owner in (0, pid) or not _alive(owner):
+            if owner in (0, pid) or not process_exists(owner):
                 _SLOT.pack_into(self._map, slot * _SLOT.size, pid, 0)
                 return slot * _SLOT.size
         return None
@@ -99,16 +107,6 @@ class ConnectionShares:
         fewest = None
         for slot, (owner, count) in enumerate(_SLOT.iter_unpack(self._map)):
             if (owner and (fewest is None or count < fewest)
-                    and slot * _SLOT.size != self._offset and _alive(owner)):
+                    and slot * _SLOT.size != self._offset and process_exists(owner)):
                 fewest = count
         return fewest
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    return True
