@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Any, Literal
 
 import msgspec
 
@@ -17,6 +17,13 @@ class Principal(msgspec.Struct, frozen=True):
     operations such as delete-by-query. ``scope`` limits a scoped credential to some
     paths, methods and origins (``None``: no limit); :func:`~docbase.core.auth.authorize`
     reads it.
+
+    ``roles`` are what a collection's access rules (``docs/access.md``) grant
+    operations to: a user's roles as stored (read when the request arrives, so a
+    change applies at once), an external token's roles claim, a scoped key's
+    ``--role``s. ``claims`` are the values a rule's ``where`` may name as
+    ``$user.<claim>`` (a token's claims; ``email`` and ``roles`` are always
+    ``author`` and ``roles``).
     """
 
     author: str = "api"
@@ -24,6 +31,8 @@ class Principal(msgspec.Struct, frozen=True):
     full_access: bool = True
     key_id: str | None = None
     scope: Scope | None = None
+    roles: tuple[str, ...] = ()
+    claims: tuple[tuple[str, Any], ...] = ()
 
 
 SYSTEM = Principal()
