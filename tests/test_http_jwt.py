@@ -180,7 +180,7 @@ async def test_login_userinfo_and_writes_stamped_with_the_email(live: LiveDocbas
     assert claims["aud"] == "docbase:main"
     info = await live.client.get("/auth/userinfo", headers=bearer(token))
     assert info.json() == {"email": EMAIL, "displayname": "Ann",
-                           "image": "https://example.com/ann.png"}
+                           "image": "https://example.com/ann.png", "roles": []}
     created = await live.client.post("/rest/notes", json={"text": "hi"}, headers=bearer(token))
     assert created.status_code == 201, created.text
     assert created.json()["_createdby"] == EMAIL
@@ -345,7 +345,8 @@ async def test_external_hs_token_is_verified_with_the_secret_setting(live: LiveD
     claims = {"sub": "cy@example.com", "exp": now + 60, "name": "Cy", "jti": "j-1"}
     token = jwt.encode(claims, IDP_SECRET, "HS384")
     info = await live.client.get("/auth/userinfo", headers=bearer(token))
-    assert info.json() == {"email": "cy@example.com", "displayname": "Cy", "image": ""}
+    assert info.json() == {"email": "cy@example.com", "displayname": "Cy", "image": "",
+                           "roles": []}
     assert (await live.client.post("/auth/logout", headers=bearer(token))).status_code == 200
     assert_refused(await live.client.get("/auth/userinfo", headers=bearer(token)))
 

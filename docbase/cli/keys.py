@@ -26,8 +26,8 @@ def register(commands: Any) -> None:
     actions = command_group(commands, "keys", help="manage API keys of a database")
     create = add_action(
         actions, "create", create_key, help="create a key and print it",
-        description="Create an API key and print it (alone) on stdout. Without --path "
-                    "or --method the key has full access.")
+        description="Create an API key and print it (alone) on stdout. Without --path, "
+                    "--method or --role the key has full access.")
     create.add_argument("--full", action="store_true", help="full access (the default "
                         "unless --path or --method is given)")
     add_repeatable(create, "--path", metavar="GLOB",
@@ -35,6 +35,8 @@ def register(commands: Any) -> None:
     add_repeatable(create, "--method", metavar="M", help="allowed HTTP method (repeatable)")
     add_repeatable(create, "--origin", metavar="O",
                    help="allowed CORS origin, e.g. https://app.example.com, or '*'")
+    add_repeatable(create, "--role", metavar="R",
+                   help="a role for collection access rules (repeatable; scoped keys only)")
     create.add_argument("--expires", metavar="ISO8601", help="expiry date or time (UTC "
                         "unless an offset is given)")
     create.add_argument("--description", default="", help="a note shown by 'keys list'")
@@ -45,15 +47,15 @@ def register(commands: Any) -> None:
 
 
 def _check_scopes(args: argparse.Namespace) -> None:
-    if args.full and (args.path or args.method):
-        raise UsageError("--full cannot be combined with --path or --method")
+    if args.full and (args.path or args.method or args.role):
+        raise UsageError("--full cannot be combined with --path, --method or --role")
 
 
 async def _create_key(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     raw, key = await auth.create_key(
         db, full_access=True if args.full else None, paths=args.path,
         methods=args.method, origins=args.origin, expires=args.expires,
-        description=args.description,
+        description=args.description, roles=args.role,
     )
     print(raw, flush=True)
     kind = "full-access" if key.full_access else "scoped"
@@ -86,7 +88,8 @@ async def list_keys(args: argparse.Namespace, db: Database, entry: DatabaseEntry
 def _access(key: auth.ApiKey) -> str:
     if key.full_access:
         return "full"
-    return " ".join([*key.methods, *key.paths] + [f"origin={o}" for o in key.origins]) or "-"
+    return " ".join([*key.methods, *key.paths] + [f"origin={o}" for o in key.origins]
+                    + [f"role={r}" for r in key.roles]) or "-"
 
 
 @on_database

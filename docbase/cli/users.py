@@ -1,4 +1,4 @@
-"""``docbase users create|list|delete|set-admin|set-password``: the users of one database."""
+"""``docbase users create|list|delete|set-admin|set-password|set-roles``: a database's users."""
 
 from __future__ import annotations
 
@@ -7,9 +7,12 @@ import getpass
 import os
 from typing import Any
 
+import msgspec
+
 from docbase.cli.common import add_database_options, command_group, on_database, print_records, say
 from docbase.config import DatabaseEntry
 from docbase.core import auth
+from docbase.core.auth.principal import split_roles
 from docbase.core.database import Database
 
 PASSWORD_VARIABLE = "DOCBASE_USER_PASSWORD"
@@ -27,6 +30,7 @@ def register(commands: Any) -> None:
     create.add_argument("--image", default="", metavar="URL", help="the user's picture")
     create.add_argument("--admin", action="store_true",
                         help="an administrator, who may sign in to the console at /_/")
+    _roles_option(create, default="")
     create.set_defaults(handler=create_user)
 
     listing = actions.add_parser("list", help="list the users (never their passwords)")
@@ -51,6 +55,23 @@ def register(commands: Any) -> None:
     _password_option(password)
     password.set_defaults(handler=set_password)
 
+    roles = actions.add_parser("set-roles", help="give a user roles for access rules "
+                               "(replacing theirs; their tokens have them at once)")
+    add_database_options(roles)
+    roles.add_argument("--email", required=True)
+    _roles_option(roles, default=None)
+    roles.set_defaults(handler=set_roles)
+
+
+def _roles_option(parser: argparse.ArgumentParser, *, default: str | None) -> None:
+    parser.add_argument("--roles", default=default, required=default is None,
+                        metavar="A,B", help="roles for collection access rules, comma "
+                        "separated ('' for none)")
+
+
+def _roles(args: argparse.Namespace) -> list[str]:
+    return split_roles(str(args.roles))
+
 
 def _password_option(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--password", help=f"the password (at least 8 characters); else "
@@ -67,7 +88,7 @@ async def create_user(args: argparse.Namespace, db: Database, entry: DatabaseEnt
     """``users create``."""
     user = await auth.create_user(db, args.email, _password(args),
                                   displayname=args.displayname, image=args.image,
-                                  admin=args.admin)
+                                  admin=args.admin, roles=_roles(args))
     role = "administrator" if user.admin else "user"
     say(f"created {role} {user.email} in database {entry.name!r}")
     return 0
@@ -77,10 +98,17 @@ async def create_user(args: argparse.Namespace, db: Database, entry: DatabaseEnt
 async def list_users(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     """``users list``: a table, or JSON lines with ``--json``."""
     return print_records(
-        await auth.list_users(db), as_json=args.json, json_row=lambda user: user,
-        header=("EMAIL", "DISPLAY NAME", "ADMIN", "CREATED"),
-        table_row=lambda u: (u.email, u.displayname, "yes" if u.admin else "", u.created),
+        await auth.list_users(db), as_json=args.json, json_row=_shown,
+        header=("EMAIL", "DISPLAY NAME", "ADMIN", "ROLES", "CREATED"),
+        table_row=lambda u: (u.email, u.displayname, "yes" if u.admin else "",
+                             ",".join(u.roles), u.created),
     )
+
+
+def _shown(user: auth.User) -> dict[str, Any]:
+    shown: dict[str, Any] = msgspec.to_builtins(user)
+    del shown["epoch"]
+    return shown
 
 
 @on_database
@@ -105,4 +133,12 @@ async def set_password(args: argparse.Namespace, db: Database, entry: DatabaseEn
     """``users set-password``."""
     user = await auth.set_password(db, args.email, _password(args))
     say(f"changed the password of {user.email} in database {entry.name!r}")
+    return 0
+
+
+@on_database
+async def set_roles(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    """``users set-roles``."""
+    user = await auth.set_roles(db, args.email, _roles(args))
+    say(f"{user.email} has roles [{', '.join(user.roles)}] in database {entry.name!r}")
     return 0

@@ -7,7 +7,8 @@ the body, authenticate and answer:
 - ``POST /auth/jwt`` (full-access API key, else 403): 201 ``{"jwt"}``.
 - ``POST /auth/login`` (no credential): 200 ``{"jwt"}``; 401 for a wrong email or
   password alike; 429 with ``Retry-After`` after too many failures.
-- ``GET /auth/userinfo`` (bearer token): ``{"email", "displayname", "image"}``.
+- ``GET /auth/userinfo`` (bearer token): ``{"email", "displayname", "image", "roles"}``
+  (``roles`` as the token's requests have them now).
 - ``POST /auth/logout`` (bearer token): 200 ``{"result": "ok"}``.
 """
 
@@ -78,7 +79,8 @@ async def log_in(request: HttpRequest, docbase_server: ServerDependency) -> Repl
 async def user_info(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """``GET /auth/userinfo``: the token's user."""
     _, database, _ = route(docbase_server, request)
-    return json_response(request, (await _bearer(database, request)).info())
+    bearer = await _bearer(database, request)
+    return json_response(request, bearer.info(await database.settings.load()))
 
 
 @post(paths("/auth/logout"), status_code=200)

@@ -35,6 +35,7 @@ from docbase.core.auth.users import (
     list_users,
     set_admin,
     set_password,
+    set_roles,
 )
 
 __all__ = [
@@ -76,5 +77,6 @@ __all__ = [
     "revoke_key",
     "set_admin",
     "set_password",
+    "set_roles",
     "sign_request",
 ]

@@ -10,8 +10,11 @@ derived from that hash, so authenticating is one lookup by primary key (see
 
 A key is *full-access* or *scoped* by a :class:`~docbase.core.auth.scopes.Scope`: path
 globs relative to the database's base URL, HTTP methods and CORS origins. A key may
-expire. Creating or revoking a key through this module clears this process's cached
-lookups of keys at once (:class:`~docbase.core.auth.cache.SystemCache`).
+expire. A scoped key may carry ``roles`` (``docbase keys create --role R``), what
+collection access rules (``docs/access.md``) grant to; a full-access key is never
+limited by rules, so it has none. Creating or revoking a key through this module
+clears this process's cached lookups of keys at once
+(:class:`~docbase.core.auth.cache.SystemCache`).
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from docbase.core.auth.cache import Namespace
-from docbase.core.auth.principal import Principal
+from docbase.core.auth.principal import Principal, check_roles
 from docbase.core.auth.scopes import Scope, parse_scope
 from docbase.core.documents import new_document
 from docbase.core.errors import InvalidQuery, NotFound
@@ -60,6 +63,7 @@ class ApiKey(msgspec.Struct, frozen=True):
     last_used: str | None = None
     revoked: str | None = None
     description: str = ""
+    roles: tuple[str, ...] = ()
 
     @property
     def scope(self) -> Scope:
@@ -81,7 +85,8 @@ class ApiKey(msgspec.Struct, frozen=True):
     def principal(self) -> Principal:
         """Return the principal of requests made with this key, scope included."""
         return Principal(author="api", kind="key", full_access=self.full_access,
-                         key_id=self.id, scope=self.scope)
+                         key_id=self.id, scope=self.scope,
+                         roles=() if self.full_access else self.roles)
 
 
 KEY_BY_DIGEST: Namespace[ApiKey] = Namespace("apikey-by-digest")
@@ -114,6 +119,7 @@ def from_stored(document: dict[str, Any]) -> ApiKey:
         origins=tuple(document["origins"]), expires=document["expires"],
         created=document["_created"], last_used=document.get("last_used"),
         revoked=document.get("revoked"), description=document.get("description", ""),
+        roles=tuple(document.get("roles") or ()),
     )
 
 
@@ -139,22 +145,28 @@ async def create_key(
     expires: str | None = None,
     description: str = "",
     raw_key: str | None = None,
+    roles: Iterable[str] = (),
 ) -> tuple[str, ApiKey]:
     """Create a key and return ``(raw key, record)``; the raw key is shown only here.
 
-    ``full_access`` defaults to true unless paths, methods or origins are given. Only a
+    ``full_access`` defaults to true unless paths, methods, origins or roles are given. Only a
     full-access key may delete by query; empty ``paths``/``methods`` allow every path
     or method, an empty ``origins`` allows no browser origin. ``raw_key``
     adopts a given value (e.g. ``DOCBASE_ADMIN_KEY``) instead of a random one.
+    ``roles`` are a scoped key's roles for access rules (a full-access key takes none).
 
     Raises:
-        InvalidQuery: a malformed glob, method, origin, expiry or given raw key.
+        InvalidQuery: a malformed glob, method, origin, expiry, role or given raw key,
+            or roles given to a full-access key.
         Conflict: a key with this raw value exists already.
 
     """
-    scope = parse_scope(paths, methods, origins)
+    scope, checked_roles = parse_scope(paths, methods, origins), check_roles(roles)
     if full_access is None:
-        full_access = not (scope.paths or scope.methods or scope.origins)
+        full_access = not (scope.paths or scope.methods or scope.origins or checked_roles)
+    if full_access and checked_roles:
+        raise InvalidQuery("a full-access key is never limited by access rules: give "
+                           "roles to a scoped key (--path/--method) only")
     if raw_key is None:
         raw_key = secrets.token_hex(20)
     elif not isinstance(raw_key, str) or not _RAW_KEY.fullmatch(raw_key):
@@ -167,6 +179,7 @@ async def create_key(
         full_access=full_access,
         paths=list(scope.paths), methods=list(scope.methods), origins=list(scope.origins),
         expires=_check_expiry(expires), last_used=None, revoked=None, description=description,
+        roles=list(checked_roles),
     )
     await db.store.insert(KEYS_COLLECTION, [document])
     forget_cached_keys(db)

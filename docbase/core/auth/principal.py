@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from typing import Any, Literal
 
 import msgspec
 
 from docbase.core.auth.scopes import Scope
+from docbase.core.errors import InvalidQuery
+
+_ROLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,63}")
 
 
 class Principal(msgspec.Struct, frozen=True):
@@ -33,6 +38,54 @@ class Principal(msgspec.Struct, frozen=True):
     scope: Scope | None = None
     roles: tuple[str, ...] = ()
     claims: tuple[tuple[str, Any], ...] = ()
+
+
+def check_roles(roles: Iterable[str]) -> tuple[str, ...]:
+    """Return ``roles`` without duplicates, in their order, each checked.
+
+    A role is 1 to 64 letters, digits and ``_ . : / -``, not starting with a
+    punctuation mark other than ``_``: so never ``*`` nor ``@owner``, which a rule
+    uses for "any signed-in user" and "the document's creator".
+
+    Raises:
+        InvalidQuery: a role that is not such a string.
+
+    """
+    checked: list[str] = []
+    for role in roles:
+        if not isinstance(role, str) or not _ROLE.fullmatch(role):
+            raise InvalidQuery(f"role {role!r} is not 1 to 64 letters, digits and "
+                               "'_.:/-' starting with a letter, digit or '_'")
+        if role not in checked:
+            checked.append(role)
+    return tuple(checked)
+
+
+def split_roles(text: str) -> list[str]:
+    """The roles of a comma-separated list as an operator types it (``editor, hr``)."""
+    return [role.strip() for role in text.split(",") if role.strip()]
+
+
+def claimed_roles(claims: dict[str, Any], claim: str) -> tuple[str, ...]:
+    """The roles an identity provider's token grants through its ``claim``.
+
+    ``claim`` names a top-level claim (``roles``, or a namespaced one such as
+    ``https://example.com/roles``), else a dotted path into nested objects
+    (``realm_access.roles``). A list of strings gives those roles, one string gives
+    one role; anything else (absent, a number, an object, a list holding a non-string)
+    gives none. Strings that are not valid role names (``*``, ``@owner``, ...) are
+    left out, so a token can never claim what a rule means by them.
+    """
+    value: Any = claims.get(claim)
+    if claim not in claims:
+        value = claims
+        for part in claim.split("."):
+            value = value.get(part) if isinstance(value, dict) else None
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        return ()
+    return tuple(dict.fromkeys(v for v in value if _ROLE.fullmatch(v)))
 
 
 SYSTEM = Principal()

@@ -6,7 +6,9 @@ token itself is never stored), and it carries the user's id and email, the sessi
 CSRF token and when it was last used. Every process reads it from the store on each
 console request, so signing out (the document is deleted) ends the session in every
 worker at once, and a session idle for longer than :data:`IDLE_SECONDS` is refused
-(and deleted) wherever it is next presented. ``seen`` is written again at most every
+(and deleted) wherever it is next presented. A session also ends when its user's
+``epoch`` changes (a new password, the admin flag taken away: giving the flag back
+revives no older session). ``seen`` is written again at most every
 :data:`TOUCH_SECONDS`, so browsing costs one read per request, not a write.
 
 A session proves only "this browser signed in as an administrator": the HTTP layer
@@ -71,7 +73,7 @@ async def open_session(db: SystemData, user: User) -> tuple[str, Session]:
                       csrf=secrets.token_urlsafe(24))
     document = new_document({}, "system")
     document.update(_id=session.id, user=user.id, email=user.email, csrf=session.csrf,
-                    seen=now)
+                    seen=now, epoch=user.epoch)
     await db.store.insert(SESSIONS_COLLECTION, [document])
     await db.store.delete_where(SESSIONS_COLLECTION, Lte(("seen",), now - IDLE_SECONDS))
     return token, session
@@ -80,8 +82,9 @@ async def open_session(db: SystemData, user: User) -> tuple[str, Session]:
 async def find_session(db: SystemData, token: str | None) -> Session | None:
     """Return the live session of a cookie token, else ``None``.
 
-    A session is refused when idle too long, or when its user was deleted or is no
-    longer an administrator.
+    A session is refused when idle too long, when its user was deleted or is no
+    longer an administrator, or when the user's password changed or admin flag was
+    taken away since it began (another epoch).
     """
     if not token or len(token) > 200:
         return None
@@ -95,7 +98,7 @@ async def find_session(db: SystemData, token: str | None) -> Session | None:
         await close_session(db, sid)
         return None
     user = await cached_user(db, stored["user"])
-    if user is None or not user.admin:
+    if user is None or not user.admin or stored.get("epoch", "") != user.epoch:
         return None
     if stored["seen"] + TOUCH_SECONDS < now:
         with contextlib.suppress(NotFound):  # signed out meanwhile

@@ -3,17 +3,22 @@
 **Own tokens** (``POST /auth/login``) are HS256, signed with the database's
 ``auth.login.secret`` (32 random bytes, generated and stored on first use), with
 ``iss`` ``"docbase"``, ``aud`` ``"docbase:<database name>"``, ``sub`` the user's id,
-``email``, ``iat``, ``exp`` (``auth.login.lifetime``) and a random ``jti``. Each
-database has its own secret and audience, so a token of one database is refused by
-every other. A token of a deleted user is refused (the user is looked up through the
-auth cache, so within one second in other processes).
+``email``, ``iat``, ``exp`` (``auth.login.lifetime``), a random ``jti`` and the
+user's ``epoch``. Each database has its own secret and audience, so a token of one
+database is refused by every other. The user is looked up on every request through
+the auth cache (trusted for at most :data:`~docbase.core.auth.cache.CACHE_SECONDS`
+in other processes, invalidated at once in the process that changed it): a token of
+a deleted user, or one made before the user's password changed or admin flag was
+taken away (another ``epoch``), is refused, and the token's roles are the user's
+roles as stored now, never baked into the token.
 
 **External tokens** (any other ``iss``) are verified with ``auth.jwt.secret`` for
 HS256/384/512 or ``auth.jwt.public_key`` for RS*/PS*/ES*, the candidate algorithms
 fixed by which key is configured, never by the token alone: an RS public key is never
 tried as an HMAC secret, and ``alg: none`` is never accepted. ``auth.jwt.issuer`` and
 ``auth.jwt.audience`` are required when set. The user is the ``email`` claim, else
-``sub``.
+``sub``; the roles are the claim named by ``auth.jwt.roles_claim``
+(:func:`~docbase.core.auth.principal.claimed_roles`).
 
 Every token must carry ``exp``; an expired, not-yet-valid (``nbf``), badly signed,
 malformed or revoked (:mod:`docbase.core.auth.revocation`) one raises
@@ -31,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 import msgspec
 
-from docbase.core.auth.principal import Principal
+from docbase.core.auth.principal import Principal, claimed_roles
 from docbase.core.auth.revocation import is_revoked
 from docbase.core.auth.scopes import parse_scope
 from docbase.core.auth.signing import HMAC_ALGORITHMS, parse_duration, short_hmac_keys_allowed
@@ -74,19 +79,27 @@ class Bearer(msgspec.Struct, frozen=True):
     claims: dict[str, Any]
     user: User | None = None
 
+    def roles(self, settings: DatabaseSettings) -> tuple[str, ...]:
+        """The user's stored roles, else those of the ``auth.jwt.roles_claim`` claim."""
+        if self.user is not None:
+            return self.user.roles
+        return claimed_roles(self.claims, settings.auth.jwt.roles_claim)
+
     def principal(self, settings: DatabaseSettings) -> Principal:
         """The principal of requests with this token, scoped by ``auth.users``."""
         access = settings.auth.users
         return Principal(author=self.email, kind="user", full_access=False,
-                         scope=parse_scope(access.paths, access.methods, ()))
+                         scope=parse_scope(access.paths, access.methods, ()),
+                         roles=self.roles(settings), claims=tuple(self.claims.items()))
 
-    def info(self) -> dict[str, str]:
+    def info(self, settings: DatabaseSettings) -> dict[str, Any]:
         """The ``GET /auth/userinfo`` answer: the user's record, else the token's claims."""
         if self.user is not None:
             return self.user.info()
         name = self.claims.get("displayname") or self.claims.get("name") or ""
         image = self.claims.get("image") or self.claims.get("picture") or ""
-        return {"email": self.email, "displayname": str(name), "image": str(image)}
+        return {"email": self.email, "displayname": str(name), "image": str(image),
+                "roles": list(self.roles(settings))}
 
 
 async def login_secret(db: SettledSystemData) -> str:
@@ -110,7 +123,7 @@ async def issue_login_token(db: SettledSystemData, user: User) -> str:
     lifetime = parse_duration(settings.auth.login.lifetime, "auth.login.lifetime")
     claims = {"iss": OWN_ISSUER, "aud": own_audience(db.name), "sub": user.id,
               "email": user.email, "iat": now, "exp": now + lifetime,
-              "jti": secrets.token_urlsafe(18)}
+              "jti": secrets.token_urlsafe(18), "epoch": user.epoch}
     return jwt.encode(claims, await login_secret(db), algorithm="HS256")
 
 
@@ -157,6 +170,9 @@ async def authenticate_token(db: SettledSystemData, token: str) -> Bearer:
         user = await cached_user(db, str(claims.get("sub")))
         if user is None:
             raise InvalidToken("the user of this bearer token no longer exists")
+        if claims.get("epoch", "") != user.epoch:
+            raise InvalidToken("the bearer token was made before the user's password "
+                               "changed or admin flag was taken away: log in again")
         bearer = _bearer(token, claims, user.email, own=True, user=user)
     else:
         jwt_settings = settings.auth.jwt

@@ -7,18 +7,28 @@ name starting with ``_`` is refused there). A user's ``_id`` is derived from the
 lower-cased email, so the email is unique case-insensitively on every adapter by the
 primary key alone, and finding a user by email is one lookup by id. The hash never
 leaves this module: :class:`User` does not carry it.
+
+A user carries ``roles`` (what collection access rules grant to, ``docs/access.md``)
+and an ``epoch``: a random value that changes when the password changes or the admin
+flag is taken away. Login tokens and console sessions remember the epoch they were
+made in and are refused once it changed, so such a change signs the user out
+everywhere (at once in the changing process, within one second in others, which read
+users through the auth cache: :data:`~docbase.core.auth.cache.CACHE_SECONDS`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import re
+import secrets
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from docbase.core.auth.cache import Namespace
 from docbase.core.auth.passwords import check_password, hash_password
+from docbase.core.auth.principal import check_roles
 from docbase.core.documents import new_document
 from docbase.core.errors import Conflict, InvalidQuery, NotFound
 from docbase.core.query import Eq, Query, SortKey
@@ -41,10 +51,14 @@ class User(msgspec.Struct, frozen=True):
     image: str = ""
     created: str = ""
     admin: bool = False
+    roles: tuple[str, ...] = ()
+    epoch: str = ""
+    """Changes with the password or a lost admin flag; ends older tokens and sessions."""
 
-    def info(self) -> dict[str, str]:
+    def info(self) -> dict[str, Any]:
         """The ``GET /auth/userinfo`` answer."""
-        return {"email": self.email, "displayname": self.displayname, "image": self.image}
+        return {"email": self.email, "displayname": self.displayname, "image": self.image,
+                "roles": list(self.roles)}
 
 
 USER_BY_ID: Namespace[User | None] = Namespace("user-by-id")
@@ -72,24 +86,28 @@ def _from_stored(document: dict[str, Any]) -> User:
     return User(id=document["_id"], email=document["email"],
                 displayname=document.get("displayname") or "",
                 image=document.get("image") or "", created=document.get("_created", ""),
-                admin=document.get("admin") is True)
+                admin=document.get("admin") is True,
+                roles=tuple(r for r in document.get("roles") or () if isinstance(r, str)),
+                epoch=str(document.get("epoch") or ""))
 
 
 async def create_user(db: SystemData, email: str, password: str, *,
-                      displayname: str = "", image: str = "", admin: bool = False) -> User:
+                      displayname: str = "", image: str = "", admin: bool = False,
+                      roles: Iterable[str] = ()) -> User:
     """Create a user; the email keeps its case for display but is unique in any case.
 
     An ``admin`` user may also sign in to the console (``docs/console.md``).
 
     Raises:
-        InvalidQuery: a malformed email or a password that is too short or too long.
+        InvalidQuery: a malformed email, a password that is too short or too long, or
+            a malformed role.
         Conflict: a user with this email exists already.
 
     """
     normal_email(email)
     document = new_document({}, "system")
     document.update(_id=user_id(email), email=email.strip(), displayname=displayname,
-                    image=image, admin=admin,
+                    image=image, admin=admin, roles=list(check_roles(roles)),
                     password=await hash_password(check_password(password)))
     try:
         await db.store.insert(USERS_COLLECTION, [document])
@@ -148,7 +166,7 @@ async def delete_user(db: SystemData, email: str) -> User:
 
 
 async def set_password(db: SystemData, email: str, password: str) -> User:
-    """Give the user with this email a new password.
+    """Give the user with this email a new password; their tokens and sessions end.
 
     Raises:
         NotFound: no such user.
@@ -156,25 +174,46 @@ async def set_password(db: SystemData, email: str, password: str) -> User:
 
     """
     hashed = await hash_password(check_password(password))
-    try:
-        stored = await db.store.update(USERS_COLLECTION, user_id(email),
-                                       Update((SetOp(("password",), hashed),)), stamp={})
-    except NotFound:
-        raise NotFound(f"no user with email {email!r}") from None
-    return _from_stored(stored)
+    return await _change(db, email, SetOp(("password",), hashed), _new_epoch())
 
 
 async def set_admin(db: SystemData, email: str, admin: bool) -> User:
     """Make the user with this email an administrator of the database, or no longer one.
+
+    Taking the flag away ends the user's console sessions and login tokens (giving it
+    back revives none of them).
 
     Raises:
         NotFound: no such user.
         InvalidQuery: a malformed email.
 
     """
+    ends = () if admin else (_new_epoch(),)
+    return await _change(db, email, SetOp(("admin",), admin), *ends)
+
+
+async def set_roles(db: SystemData, email: str, roles: Iterable[str]) -> User:
+    """Give the user with this email these roles (replacing theirs).
+
+    Their next request, with a token they hold already, has the new roles: at once in
+    this process, within :data:`~docbase.core.auth.cache.CACHE_SECONDS` in others.
+
+    Raises:
+        NotFound: no such user.
+        InvalidQuery: a malformed email or role.
+
+    """
+    return await _change(db, email, SetOp(("roles",), list(check_roles(roles))))
+
+
+def _new_epoch() -> SetOp:
+    return SetOp(("epoch",), secrets.token_urlsafe(12))
+
+
+async def _change(db: SystemData, email: str, *changes: SetOp) -> User:
     try:
-        stored = await db.store.update(USERS_COLLECTION, user_id(email),
-                                       Update((SetOp(("admin",), admin),)), stamp={})
+        stored = await db.store.update(USERS_COLLECTION, user_id(email), Update(changes),
+                                       stamp={})
     except NotFound:
         raise NotFound(f"no user with email {email!r}") from None
     db.auth_cache.invalidate(USER_BY_ID)

@@ -59,6 +59,10 @@ class JwtSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_on
     """Required ``iss`` claim, when set."""
     audience: str | None = None
     """Required ``aud`` claim, when set."""
+    roles_claim: str = "roles"
+    """The claim holding the user's roles: a top-level claim, else a dotted path
+    (``realm_access.roles``). A list of strings gives those roles, a string one role,
+    anything else none."""
 
 
 class LoginSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):

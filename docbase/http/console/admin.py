@@ -23,6 +23,7 @@ from litestar.response import Redirect
 
 from docbase.core import auth
 from docbase.core.auth import METHODS
+from docbase.core.auth.principal import split_roles
 from docbase.core.errors import DocbaseError
 from docbase.core.settings.display import parse_value, shown_settings
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
@@ -90,15 +91,18 @@ async def users_page(request: HttpRequest) -> Response[str]:
 
 @post(console_paths("/users/{action:str}"), status_code=303)
 async def change_user(request: HttpRequest, action: FromPath[str]) -> Response[Any]:
-    """``POST /_/users/create|delete|admin|password``."""
+    """``POST /_/users/create|delete|admin|password|roles``."""
     form = await request.form()
     console = await signed_in(request, form=dict(form))
     database, email = console.database, str(form.get("email", ""))
     password = str(form.get("password", ""))
+    roles = split_roles(str(form.get("roles", "")))
     try:
         if action == "create":
             await auth.create_user(database, email, password,
-                                   admin=form.get("admin") == "on")
+                                   admin=form.get("admin") == "on", roles=roles)
+        elif action == "roles":
+            await auth.set_roles(database, email, roles)
         elif action == "delete":
             await auth.delete_user(database, email)
         elif action == "admin":
