@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from docbase import Database
 from docbase.core import auth
 from docbase.core.auth.sessions import (
@@ -13,6 +15,7 @@ from docbase.core.auth.sessions import (
     find_session,
     open_session,
 )
+from docbase.core.errors import InvalidToken
 from docbase.core.query import Query
 from docbase.core.update import IncOp, Update
 
@@ -56,4 +59,35 @@ async def test_signing_out_or_losing_admin_rights_ends_the_session(stores: Any) 
     assert await find_session(db, other) is not None
     await auth.set_admin(db, "ann@example.com", False)
     assert await find_session(db, other) is None
+    await db.close()
+
+
+async def test_a_new_password_ends_sessions_and_login_tokens(stores: Any) -> None:
+    db, user = await _admin(stores)
+    cookie, _ = await open_session(db, user)
+    token = await auth.login(db, "ann@example.com", "long enough")
+    await auth.authenticate_token(db, token)  # cached as it was before the change
+    await auth.set_password(db, "ann@example.com", "another long one")
+    assert await find_session(db, cookie) is None
+    with pytest.raises(InvalidToken, match="log in again"):
+        await auth.authenticate_token(db, token)
+    fresh = await auth.login(db, "ann@example.com", "another long one")
+    assert (await auth.authenticate_token(db, fresh)).email == "ann@example.com"
+    reopened, _ = await open_session(db, (await auth.list_users(db))[0])
+    assert await find_session(db, reopened) is not None
+    await db.close()
+
+
+async def test_giving_the_admin_flag_back_revives_no_session(stores: Any) -> None:
+    db, user = await _admin(stores)
+    cookie, _ = await open_session(db, user)
+    token = await auth.login(db, "ann@example.com", "long enough")
+    await auth.set_admin(db, "ann@example.com", False)
+    await auth.set_admin(db, "ann@example.com", True)
+    assert await find_session(db, cookie) is None
+    with pytest.raises(InvalidToken):
+        await auth.authenticate_token(db, token)
+    granted = await auth.set_admin(db, "ann@example.com", True)  # already one: no change
+    still, _ = await open_session(db, granted)
+    assert await find_session(db, still) is not None
     await db.close()
