@@ -78,17 +78,28 @@ def parse_aggregate(spec: JSON) -> Aggregate:
     return Aggregate(func, field)  # type: ignore[arg-type]
 
 
+MAX_COUNT = 2**53 - 1
+"""The largest ``skip``/``max``/count a request may give: exact as a JSON number in any
+client, and far inside every engine's 64-bit ``OFFSET``/``LIMIT``/``skip`` even when
+an adapter adds one to the other."""
+
+
 def parse_count(value: JSON, what: str) -> int:
-    """Read a non-negative integer (``$max``, ``skip``, ...), also given as digits.
+    """Read a non-negative integer (``$max``, ``skip``, ...), also given as ASCII digits.
 
     Raises:
-        InvalidQuery: ``value`` is not a non-negative integer; the message names ``what``.
+        InvalidQuery: ``value`` is not a non-negative integer or exceeds
+            :data:`MAX_COUNT`; the message names ``what``.
 
     """
-    if isinstance(value, str) and value.isdigit():
+    if isinstance(value, str) and value.isascii() and value.isdigit() and len(value) < 20:
         value = int(value)
+    elif isinstance(value, str) and value.isascii() and value.isdigit():
+        raise InvalidQuery(f"{what} must be at most {MAX_COUNT}")
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise InvalidQuery(f"{what} must be a non-negative integer")
+    if value > MAX_COUNT:
+        raise InvalidQuery(f"{what} must be at most {MAX_COUNT}")
     return value
 
 
