@@ -18,6 +18,7 @@ from docbase.core.errors import InvalidQuery
 from docbase.core.settings import Limits
 from docbase.core.webhooks import WEBHOOKS_COLLECTION, verify_signature
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
+from docbase.core.webhooks.targets import is_public
 from tests.backends import sql_backend
 from tests.webhook_receiver import Receiver, webhook_receiver
 
@@ -122,12 +123,23 @@ async def test_a_webhook_failing_repeatedly_is_disabled_and_can_be_enabled_again
     "http://192.168.0.10/", "http://172.16.5.4/", "http://169.254.169.254/latest/meta-data",
     "http://100.64.0.1/", "http://0.0.0.0/", "http://[::1]/", "http://[fd00::1]/",
     "http://[::ffff:127.0.0.1]/", "http://[fe80::1]/", "http://224.0.0.1/",
+    "http://[64:ff9b::a9fe:a9fe]/latest/meta-data", "http://[64:ff9b::7f00:1]/",
+    "http://[64:ff9b::10.0.0.1]/", "http://[64:ff9b:1::808:808]/",
+    "http://[2002:a9fe:a9fe::1]/", "http://[2002:7f00:1::]/", "http://[::a9fe:a9fe]/",
+    "http://[::10.1.2.3]/",
 ])
 async def test_private_addresses_are_refused_by_default(url: str) -> None:
     db = Database(MemoryDocumentStore())
     with pytest.raises(InvalidQuery, match="webhook_private_targets"):
         await db.webhooks.add(url)
     assert await db.webhooks.find() == []
+
+
+@pytest.mark.parametrize("address", [
+    "64:ff9b::808:808", "2002:808:808::1", "::ffff:8.8.8.8", "8.8.8.8", "2606:4700::1111",
+])
+def test_public_addresses_inside_ipv6_stay_public(address: str) -> None:
+    assert is_public(address)
 
 
 @pytest.mark.parametrize("url", [

@@ -44,11 +44,34 @@ def check_url(url: object) -> str:
     return url
 
 
+_NAT64 = ipaddress.ip_network("64:ff9b::/96")
+"""The well-known NAT64 prefix: its last 32 bits are the IPv4 address reached."""
+_LOCAL_NAT64 = ipaddress.ip_network("64:ff9b:1::/48")
+"""Local-use NAT64 prefixes (RFC 8215): translated inside the operator's own network."""
+_COMPATIBLE = ipaddress.ip_network("::/96")
+"""Deprecated IPv4-compatible addresses (``::a.b.c.d``)."""
+
+
 def is_public(address: str) -> bool:
-    """Tell whether an IP address is a public unicast address."""
-    ip = ipaddress.ip_address(address.partition("%")[0])
-    if isinstance(ip, ipaddress.IPv6Address) and ip.ipv4_mapped is not None:
-        ip = ip.ipv4_mapped
+    """Tell whether an IP address is a public unicast address.
+
+    An IPv6 address that carries an IPv4 address (IPv4-mapped ``::ffff:a.b.c.d``,
+    IPv4-compatible ``::a.b.c.d``, NAT64 ``64:ff9b::/96``, 6to4 ``2002::/16``) is
+    judged by that IPv4 address, since a translator or relay delivers to it:
+    ``64:ff9b::a9fe:a9fe`` is 169.254.169.254. Local-use NAT64 (``64:ff9b:1::/48``)
+    is never public.
+    """
+    ip: ipaddress.IPv4Address | ipaddress.IPv6Address = ipaddress.ip_address(
+        address.partition("%")[0])
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip in _LOCAL_NAT64:
+            return False
+        if ip.ipv4_mapped is not None:
+            ip = ip.ipv4_mapped
+        elif ip.sixtofour is not None:
+            ip = ip.sixtofour
+        elif ip in _NAT64 or ip in _COMPATIBLE:
+            ip = ipaddress.IPv4Address(int(ip) & 0xFFFFFFFF)
     return ip.is_global and not ip.is_multicast
 
 
