@@ -18,6 +18,26 @@ from tests.test_serve_harness import Served, serving  # noqa: E402
 
 _MARKS = {"postgresql": pytest.mark.postgres, "mongo": pytest.mark.mongo}
 
+_SHARED_SCOPES = ("module", "class", "package")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Keep the tests that share a fixture wider than one test on one xdist worker.
+
+    Under ``--dist loadgroup`` (pyproject's ``addopts``) tests spread over the workers one
+    by one; a test using a module-, class- or package-scoped fixture (a served process,
+    ``engine_server``) joins its module's group instead, so that the fixture is made once,
+    not once per worker that happens to get one of its tests (docs/testing.md).
+    """
+    for item in items:
+        info = getattr(item, "_fixtureinfo", None)
+        if info is None:
+            continue
+        if any(definition.scope in _SHARED_SCOPES
+               for definitions in info.name2fixturedefs.values() for definition in definitions):
+            item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
 
 @pytest.fixture(params=[pytest.param(name, marks=[_MARKS[name]] if name in _MARKS else [])
                         for name in BACKENDS])
