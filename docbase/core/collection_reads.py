@@ -34,6 +34,8 @@ from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
     MATCH_ALL,
+    And,
+    Eq,
     Filter,
     Query,
     ReadOptions,
@@ -117,9 +119,10 @@ class CollectionReads:
 
         """
         document_id = check_object_id(document_id)
-        await self._read(ReadEvent(self.name, self.principal, document_id=document_id,
-                                   parent=self.parent))
-        document = await self._stored(document_id)
+        read = await self._read(ReadEvent(self.name, self.principal, document_id=document_id,
+                                          parent=self.parent))
+        document = (await self._stored(document_id) if read.within is None
+                    else await self._stored_within(document_id, read.within))
         reads = self.database.reads
         await reads.shape(self.name, self.principal, [document])
         if fetchchildren:
@@ -133,6 +136,16 @@ class CollectionReads:
         if self.parent is not None and not self.parent.holds(document):
             raise NotFound(f"no document {document_id} in {self.name!r}")
         return document
+
+    async def _stored_within(self, document_id: str, within: Query) -> Document:
+        """The document, read by the store only if it matches ``within`` (access rules)."""
+        query = msgspec.structs.replace(
+            within, filter=scoped(And((Eq(("_id",), document_id), within.filter)),
+                                  self.parent))
+        found = await self.database.documents.find(self.name, query)
+        if not found:
+            raise NotFound(f"no document {document_id} in {self.name!r}")
+        return found[0]
 
     async def current_version(self, document_id: str) -> int:
         """The stored ``_version`` of a document, as a precondition of a write.

@@ -109,7 +109,10 @@ class ReadEvent(msgspec.Struct):
     """One read as the read stages and before-read hooks see it.
 
     ``document_id`` is set for a read of one document; ``query`` for a list read, and
-    a before-read hook may replace it.
+    a before-read hook may replace it. ``within`` is set by the access stage
+    (:mod:`docbase.core.access.reading`) for a read of one document that the
+    collection's rules limit: the document is read only when it matches its filter, and
+    shaped by its projection.
     """
 
     collection: str
@@ -117,6 +120,7 @@ class ReadEvent(msgspec.Struct):
     document_id: str | None = None
     query: Query | None = None
     parent: ParentRef | None = None
+    within: Query | None = None
 
 
 class ChangeEvent(msgspec.Struct, frozen=True):

@@ -5,8 +5,9 @@ authorize, validate (schemas), before-hooks, the document rules of
 :mod:`.content`, the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
 passes :func:`read_stages`: authorize, refuse a collection a strict database does not
-define, refuse a query into a lookup copy the principal may not read, then the
-before-read hooks. A feature adds a
+define, refuse a query into a lookup copy the principal may not read, the
+before-read hooks, then the collection's access rules (:mod:`docbase.core.access`),
+last so that no hook widens them. A feature adds a
 stage here or a subscriber to the change bus; entry points never grow special cases.
 """
 
@@ -14,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from docbase.core.access.reading import ApplyAccessRules
 from docbase.core.changes import ChangeBus
 from docbase.core.events import ReadEvent, WriteEvent
 from docbase.core.hooks.pipeline_points import HookRegistry
@@ -69,7 +71,7 @@ def write_stages(
 def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
     return [AuthorizeRead(), RequireDefinedCollection(schemas), GuardLookupQueries(schemas),
-            RunReadHooks(hooks)]
+            RunReadHooks(hooks), ApplyAccessRules(schemas)]
 
 
 class Pipeline:

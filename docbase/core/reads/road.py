@@ -25,17 +25,21 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
+import msgspec
+
 from docbase.core.auth.principal import Principal
 from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
 from docbase.core.parents import ParentRef, children_of
-from docbase.core.query import MATCH_ALL, And, Filter, Query
+from docbase.core.query import MATCH_ALL, And, Eq, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.stored_schemas import SchemaRegistry
 
+ID_ONLY = Projection((("_id",),), True)
+"""The projection of a query that only needs the ids."""
 UNREADABLE = (Forbidden, NotFound, Rejected)
 """What the read stages raise for a read the principal is not to be answered."""
 
@@ -146,5 +150,13 @@ class ReadRoad:
         key = (target, item["_id"])
         if key not in readable:
             read = ReadEvent(target, principal, document_id=item["_id"])
-            readable[key] = await self.admitted(read) is not None
+            readable[key] = await self._sees(await self.admitted(read))
         return item if readable[key] else {"_id": item["_id"]}
+
+    async def _sees(self, read: ReadEvent | None) -> bool:
+        """Whether a read of one document, past its stages, finds it within their limits."""
+        if read is None or read.within is None or read.document_id is None:
+            return read is not None
+        query = msgspec.structs.replace(read.within, filter=And((
+            Eq(("_id",), read.document_id), read.within.filter)), projection=ID_ONLY)
+        return bool(await self.documents.find(read.collection, query))

@@ -11,6 +11,7 @@ from typing import Any
 
 import msgspec
 
+from docbase.core.access.rules import parse_access
 from docbase.core.errors import FieldError, InvalidQuery, ValidationFailed
 from docbase.core.names import is_user_collection
 from docbase.core.query.regex import parse_regex
@@ -32,7 +33,8 @@ DERIVED_KEYS = ("children", "indexes")
 def parse_schema(name: str, body: Any) -> CollectionSchema:
     """Build the schema of collection ``name`` from its JSON definition.
 
-    ``body`` is ``{"fields": [...]}`` (a ``"name"``, when given, must be ``name``). The
+    ``body`` is ``{"fields": [...]}`` (a ``"name"``, when given, must be ``name``), with
+    optional ``"access"`` rules (:func:`~docbase.core.access.parse_access`). The
     keys ``_meta`` derives from the fields (``children``, ``indexes``) are accepted and
     ignored, so that metadata read with ``GET`` can be written back as it is.
 
@@ -49,7 +51,7 @@ def parse_schema(name: str, body: Any) -> CollectionSchema:
         raise InvalidQuery("a schema is a JSON object with a \"fields\" array")
     if body.get("name", name) != name:
         raise InvalidQuery(f"the schema names {body['name']!r}, not {name!r}")
-    unknown = set(body) - {"name", "fields", *DERIVED_KEYS}
+    unknown = set(body) - {"name", "fields", "access", *DERIVED_KEYS}
     if unknown:
         raise InvalidQuery(f"unknown schema key(s): {', '.join(sorted(unknown))}")
     problems: list[FieldError] = []
@@ -67,9 +69,15 @@ def parse_schema(name: str, body: Any) -> CollectionSchema:
         if messages:
             problems.append(FieldError(label, tuple(messages)))
         fields.append(spec)
+    access = None
+    if body.get("access") is not None:
+        try:
+            access = parse_access(body["access"])
+        except ValidationFailed as exc:
+            problems.extend(exc.fields)
     if problems:
         raise ValidationFailed(f"the schema of {name!r} is invalid", problems)
-    return CollectionSchema(name, tuple(fields))
+    return CollectionSchema(name, tuple(fields), access)
 
 
 def field_problems(spec: FieldSpec) -> list[str]:

@@ -148,6 +148,8 @@ def _field_changes(name: str, old: CollectionSchema, new: CollectionSchema) -> l
             changes.append(Change("~", what, detail, was["type"] != now["type"]))
     if not changes and [f.name for f in old.fields] != [f.name for f in new.fields]:
         changes.append(Change("~", name, "field order"))
+    if old.access != new.access:
+        changes.append(Change("~", name, "access rules"))
     return changes
 
 

@@ -65,13 +65,16 @@ def describe(schema: CollectionSchema, used_children: list[str]) -> dict[str, An
     declared = [f["name"] for f in fields if f["type"] == FieldType.CHILD]
     children = [{"name": child, "type": "child", "collection": child}
                 for child in [*declared, *(c for c in used_children if c not in declared)]]
-    return {
+    described = {
         "name": schema.name,
         "fields": [field_meta(f) for f in fields],
         "children": children,
         "indexes": [{"field": f.name, "unique": f.unique} for f in schema.stored_fields
                     if f.indexed],
     }
+    if schema.access is not None:
+        described["access"] = schema.to_json()["access"]
+    return described
 
 
 async def database_meta(db: DescribedDatabase, name: str) -> dict[str, Any]:

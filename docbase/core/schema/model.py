@@ -13,6 +13,8 @@ from typing import Any
 
 import msgspec
 
+from docbase.core.access.rules import AccessRules
+
 
 class FieldType(enum.StrEnum):
     """The field types of the REST API."""
@@ -84,10 +86,15 @@ class FieldSpec(msgspec.Struct, frozen=True, forbid_unknown_fields=True, omit_de
 
 
 class CollectionSchema(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
-    """The declared fields of one collection, in their declared order."""
+    """The declared fields of one collection, in their declared order.
+
+    ``access`` holds its access rules (``docs/access.md``); ``None``: none, token
+    holders are limited by their path scope only.
+    """
 
     name: str
     fields: tuple[FieldSpec, ...] = ()
+    access: AccessRules | None = None
 
     def field(self, name: str) -> FieldSpec | None:
         """The field called ``name``, if declared."""

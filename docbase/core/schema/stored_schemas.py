@@ -54,7 +54,8 @@ class SchemaRegistry:
         """Every schema, by collection name (read at most once per cache lifetime)."""
         async def read() -> dict[str, CollectionSchema]:
             rows = await self.store.find(SCHEMAS_COLLECTION, Query(limit=None))
-            schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"]},
+            schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"],
+                                        "access": r.get("access")},
                                        CollectionSchema) for r in rows)
             return {s.name: s for s in schemas}
 

@@ -1,0 +1,99 @@
+"""The read stage of access rules: the read scope and hidden fields, put into the query.
+
+:class:`ApplyAccessRules` runs last among the read stages (after the ``beforeGET``
+hooks, so that no hook can widen it). For a principal the collection's rules limit
+(:func:`~docbase.core.access.scope.limited`) it
+
+- refuses (403) a principal none of whose roles may read the collection;
+- refuses (403) a query naming a field the principal may not read: in the filter, a
+  sort (and so a cursor), ``$fields``, a group or an aggregate, or a text search (which
+  reads every field);
+- ANDs the read scope into a list read's filter and excludes the hidden fields in its
+  projection, so the store itself selects and shapes: lists, counts, totals, groups,
+  aggregates, cursors, exports and embedded children all follow;
+- gives a read of one document the same filter and projection as
+  :attr:`~docbase.core.events.ReadEvent.within`, which the read of that document
+  applies (a document outside it is not found).
+"""
+
+from __future__ import annotations
+
+import msgspec
+
+from docbase.core.access.rules import AccessRules
+from docbase.core.access.scope import limited, read_scope
+from docbase.core.errors import Forbidden
+from docbase.core.events import ReadEvent
+from docbase.core.names import is_user_collection
+from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
+from docbase.core.reads.lookups import query_paths
+from docbase.core.schema.stored_schemas import SchemaRegistry
+
+
+async def rules_of(schemas: SchemaRegistry, collection: str) -> AccessRules | None:
+    """The access rules of ``collection`` (``None`` when it has none)."""
+    if not is_user_collection(collection):
+        return None
+    schema = await schemas.get(collection)
+    return None if schema is None else schema.access
+
+
+def hidden_projection(projection: Projection | None,
+                      hidden: tuple[str, ...]) -> Projection | None:
+    """``projection`` leaving out the ``hidden`` fields too."""
+    if not hidden or (projection is not None and projection.include):
+        return projection
+    paths = () if projection is None else projection.paths
+    return Projection((*paths, *((name,) for name in hidden)), False)
+
+
+def within(filter: Filter, scope: Filter) -> Filter:
+    """``filter`` limited to ``scope``."""
+    if scope == MATCH_ALL:
+        return filter
+    return scope if filter == MATCH_ALL else And((filter, scope))
+
+
+def check_paths(query: Query, hidden: tuple[str, ...], collection: str) -> None:
+    """Refuse a query that names (or text-searches) a field hidden from the principal.
+
+    Raises:
+        Forbidden: it does.
+
+    """
+    if not hidden:
+        return
+    for path in query_paths(query):
+        if path is None:
+            raise Forbidden(f"a text search reads fields of {collection!r} this principal "
+                            f"may not read; query named fields")
+        if path and path[0] in hidden:
+            raise Forbidden(f"the field {path[0]!r} of {collection!r} may not be read "
+                            f"by this principal")
+
+
+class ApplyAccessRules:
+    """The read stage putting a collection's access rules into the read."""
+
+    name = "access"
+
+    def __init__(self, schemas: SchemaRegistry) -> None:
+        self.schemas = schemas
+
+    async def __call__(self, read: ReadEvent) -> None:
+        """Limit ``read`` to what its principal may read, or refuse it (``Forbidden``)."""
+        if not limited(read.principal):
+            return
+        rules = await rules_of(self.schemas, read.collection)
+        if rules is None:
+            return
+        scope = read_scope(rules, read.principal, read.collection)
+        hidden = rules.hidden(read.principal.roles, "read")
+        if read.query is not None:
+            check_paths(read.query, hidden, read.collection)
+            read.query = msgspec.structs.replace(
+                read.query, filter=within(read.query.filter, scope),
+                projection=hidden_projection(read.query.projection, hidden))
+        else:
+            read.within = Query(filter=scope, limit=1,
+                                projection=hidden_projection(None, hidden))
