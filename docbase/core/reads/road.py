@@ -10,11 +10,12 @@ of the collection it belongs to, for the principal of the read:
   them (``Forbidden``), a strict database without that child collection (``NotFound``)
   or a ``beforeGET`` hook refusing (``Rejected``) leaves the field out of the parent; a
   hook narrowing the query narrows the embedded children.
-- **lookups** (fields of type ``lookup``, stored with a copy of the documents they name):
-  an item whose target document the principal may not read (``GET /rest/<target>/ID``
-  refused, as above) is handed over as the bare ``{"_id": ...}``. This holds for every
-  answer: reads, the answer to a write, and the documents embedded in them. A query
-  that reads inside the copy needs the target as a list (:mod:`.lookups`).
+- **lookups** (fields of type ``lookup``, which store only the ids they name): each item
+  is resolved when read, through the target collection's read stages for the principal
+  of the read, one read per target collection (:mod:`.resolving`); an item the
+  principal may not read, or whose target is gone, is the bare ``{"_id": ...}``. This
+  holds for every answer: reads, the answer to a write, change events and the documents
+  embedded in them. A query cannot look inside a lookup beyond its ids (:mod:`.lookups`).
 
 Counts, totals and aggregates are asked of the same store as ``find``
 (:class:`~docbase.core.schema.enforcing.SchemaEnforcingStore`), after the same stages,
@@ -30,8 +31,9 @@ from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
 from docbase.core.parents import ParentRef, children_of
-from docbase.core.query import MATCH_ALL, And, Filter, Query
+from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
+from docbase.core.reads.resolving import LookupResolver, whole_lookups
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.stored_schemas import SchemaRegistry
@@ -113,19 +115,24 @@ class ReadRoad:
         """The ``(field, target collection)`` of each lookup field of ``collection``."""
         return await lookup_targets(self.schemas, collection)
 
+    async def stored_projection(self, collection: str,
+                                projection: Projection | None) -> Projection | None:
+        """The projection to read ``collection`` with: its lookups whole, shaped once resolved.
+
+        Differs from ``projection`` when that reaches inside a lookup; the caller then
+        applies ``projection`` to the documents :meth:`shape` resolved.
+        """
+        fields = [field for field, _ in await self.lookup_targets(collection)]
+        return whole_lookups(projection, fields)
+
     async def shape(self, collection: str, principal: Principal,
                     documents: Sequence[Document]) -> None:
-        """Reduce, in place, each lookup item the principal may not read to its ``_id``."""
-        targets = await self.lookup_targets(collection)
-        if not targets or not documents:
-            return
-        readable: dict[tuple[str, str], bool] = {}
-        for document in documents:
-            for field, target in targets:
-                items = document.get(field)
-                if isinstance(items, list):
-                    document[field] = [await self._lookup_item(principal, target, item,
-                                                               readable) for item in items]
+        """Resolve, in place, each lookup item to its target as the principal may read it.
+
+        One read per target collection (:mod:`.resolving`); an item the principal may
+        not read, or whose target is gone, is the bare ``{"_id"}``.
+        """
+        await LookupResolver(self, principal).resolve(collection, documents)
 
     async def shaped(self, collection: str, principal: Principal,
                      documents: Sequence[Document]) -> list[Document]:
@@ -138,13 +145,3 @@ class ReadRoad:
         copies = [dict(document) for document in documents]
         await self.shape(collection, principal, copies)
         return copies
-
-    async def _lookup_item(self, principal: Principal, target: str, item: object,
-                           readable: dict[tuple[str, str], bool]) -> object:
-        if not isinstance(item, dict) or not isinstance(item.get("_id"), str):
-            return item
-        key = (target, item["_id"])
-        if key not in readable:
-            read = ReadEvent(target, principal, document_id=item["_id"])
-            readable[key] = await self.admitted(read) is not None
-        return item if readable[key] else {"_id": item["_id"]}
