@@ -30,6 +30,7 @@ from docbase.core.ids import check_object_id
 from docbase.core.listing import ListReader
 from docbase.core.paging import ListAnswer
 from docbase.core.parents import ParentRef, scoped
+from docbase.core.projection import project
 from docbase.core.query import (
     DEFAULT_MAX,
     JSON,
@@ -197,8 +198,14 @@ class CollectionReads:
             query = Query(filter=self._filter(q))
             if h is not None:
                 query = parse_hints(dict(h), query, limits=self.database.limits)
-        found = await self.database.documents.find(self.name, await self._list_query(query))
-        await self.database.reads.shape(self.name, self.principal, found)
+        query = await self._list_query(query)
+        reads = self.database.reads
+        stored = await reads.stored_projection(self.name, query.projection)
+        found = await self.database.documents.find(
+            self.name, msgspec.structs.replace(query, projection=stored))
+        await reads.shape(self.name, self.principal, found)
+        if stored != query.projection:
+            found = [project(d, query.projection) for d in found]
         return found
 
     async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:

@@ -107,13 +107,14 @@ class ListReader:
         return ListAnswer(data, cursor)
 
     async def _documents(self, query: Query, options: ReadOptions) -> tuple[Any, str | None]:
-        wide = widened(query.projection, query)
+        wide = await self.road.stored_projection(self.collection,
+                                                 widened(query.projection, query))
         documents: list[Document] = await self.store.find(
             self.collection, msgspec.structs.replace(query, projection=wide))
         cursor = None if query.groupby else next_cursor(documents, query)
+        await self.road.shape(self.collection, self.principal, documents)
         if wide != query.projection:
             documents = [project(d, query.projection) for d in documents]
-        await self.road.shape(self.collection, self.principal, documents)
         if options.fetchchildren:
             await self.road.embed_children(self.collection, self.principal, documents,
                                            options.metafields)

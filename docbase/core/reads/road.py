@@ -10,11 +10,12 @@ of the collection it belongs to, for the principal of the read:
   them (``Forbidden``), a strict database without that child collection (``NotFound``)
   or a ``beforeGET`` hook refusing (``Rejected``) leaves the field out of the parent; a
   hook narrowing the query narrows the embedded children.
-- **lookups** (fields of type ``lookup``, stored with a copy of the documents they name):
-  an item whose target document the principal may not read (``GET /rest/<target>/ID``
-  refused, as above) is handed over as the bare ``{"_id": ...}``. This holds for every
-  answer: reads, the answer to a write, and the documents embedded in them. A query
-  that reads inside the copy needs the target as a list (:mod:`.lookups`).
+- **lookups** (fields of type ``lookup``, which store only the ids they name): each item
+  is resolved when read, through the target collection's read stages for the principal
+  of the read, one read per target collection (:mod:`.resolving`); an item the
+  principal may not read, or whose target is gone, is the bare ``{"_id": ...}``. This
+  holds for every answer: reads, the answer to a write, change events and the documents
+  embedded in them. A query cannot look inside a lookup beyond its ids (:mod:`.lookups`).
 
 Counts, totals and aggregates are asked of the same store as ``find``
 (:class:`~docbase.core.schema.enforcing.SchemaEnforcingStore`), after the same stages,
@@ -25,21 +26,18 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-import msgspec
-
 from docbase.core.auth.principal import Principal
 from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
 from docbase.core.parents import ParentRef, children_of
-from docbase.core.query import MATCH_ALL, And, Eq, Filter, Projection, Query
+from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
+from docbase.core.reads.resolving import LookupResolver, whole_lookups
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.stored_schemas import SchemaRegistry
 
-ID_ONLY = Projection((("_id",),), True)
-"""The projection of a query that only needs the ids."""
 UNREADABLE = (Forbidden, NotFound, Rejected)
 """What the read stages raise for a read the principal is not to be answered."""
 
@@ -117,19 +115,24 @@ class ReadRoad:
         """The ``(field, target collection)`` of each lookup field of ``collection``."""
         return await lookup_targets(self.schemas, collection)
 
+    async def stored_projection(self, collection: str,
+                                projection: Projection | None) -> Projection | None:
+        """The projection to read ``collection`` with: its lookups whole, shaped once resolved.
+
+        Differs from ``projection`` when that reaches inside a lookup; the caller then
+        applies ``projection`` to the documents :meth:`shape` resolved.
+        """
+        fields = [field for field, _ in await self.lookup_targets(collection)]
+        return whole_lookups(projection, fields)
+
     async def shape(self, collection: str, principal: Principal,
                     documents: Sequence[Document]) -> None:
-        """Reduce, in place, each lookup item the principal may not read to its ``_id``."""
-        targets = await self.lookup_targets(collection)
-        if not targets or not documents:
-            return
-        readable: dict[tuple[str, str], bool] = {}
-        for document in documents:
-            for field, target in targets:
-                items = document.get(field)
-                if isinstance(items, list):
-                    document[field] = [await self._lookup_item(principal, target, item,
-                                                               readable) for item in items]
+        """Resolve, in place, each lookup item to its target as the principal may read it.
+
+        One read per target collection (:mod:`.resolving`); an item the principal may
+        not read, or whose target is gone, is the bare ``{"_id"}``.
+        """
+        await LookupResolver(self, principal).resolve(collection, documents)
 
     async def shaped(self, collection: str, principal: Principal,
                      documents: Sequence[Document]) -> list[Document]:
@@ -142,21 +145,3 @@ class ReadRoad:
         copies = [dict(document) for document in documents]
         await self.shape(collection, principal, copies)
         return copies
-
-    async def _lookup_item(self, principal: Principal, target: str, item: object,
-                           readable: dict[tuple[str, str], bool]) -> object:
-        if not isinstance(item, dict) or not isinstance(item.get("_id"), str):
-            return item
-        key = (target, item["_id"])
-        if key not in readable:
-            read = ReadEvent(target, principal, document_id=item["_id"])
-            readable[key] = await self._sees(await self.admitted(read))
-        return item if readable[key] else {"_id": item["_id"]}
-
-    async def _sees(self, read: ReadEvent | None) -> bool:
-        """Whether a read of one document, past its stages, finds it within their limits."""
-        if read is None or read.within is None or read.document_id is None:
-            return read is not None
-        query = msgspec.structs.replace(read.within, filter=And((
-            Eq(("_id",), read.document_id), read.within.filter)), projection=ID_ONLY)
-        return bool(await self.documents.find(read.collection, query))

@@ -55,8 +55,10 @@ def filter_paths(filter: Filter) -> Iterator[Path | None]:
                 yield from filter_paths(operand)
         case Not(operand=operand):
             yield from filter_paths(operand)
-        case ElemMatch(path=path):
+        case ElemMatch(path=path, query=inner):
             yield path
+            for step in filter_paths(inner):  # the conditions on its elements
+                yield None if step is None else (*path, *step)
         case Text():
             yield None
         case _:

@@ -1,0 +1,84 @@
+"""The four side doors of issue 30, each tried over HTTPS and, where it exists there,
+through the library, on every engine: decisions are made for the collection that holds
+the documents, whatever URL, projection, update or cursor reached them.
+
+1. a projection handed over a lookup's target;
+2. a writer copied another collection into its own (``$unset`` of a lookup sub-path);
+3. a child path wrote into (and read from) another collection;
+4. fields a ``beforeGET`` hook hides came back through cursors and aggregates.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from docbase import Database, InvalidQuery
+from docbase.core.auth import Principal, Scope
+from docbase.core.query import Projection, Query
+from docbase.core.schema import parse_schema
+from docbase.http.testing import LiveDocbase
+
+SECRET = "s3cr3t-launch-code"
+PUBLIC = {"fields": [{"name": "title", "type": "text"},
+                     {"name": "owner", "type": "lookup", "collection": "secret"}]}
+
+
+async def seed_public(db: Database) -> tuple[str, str]:
+    """A ``secret`` document and a ``public`` one whose ``owner`` names it."""
+    await db.schemas.put(parse_schema("public", PUBLIC))
+    secret = await db.collection("secret").insert({"code": SECRET})
+    public = await db.collection("public").insert({"title": "p", "owner": [secret["_id"]]})
+    return str(secret["_id"]), str(public["_id"])
+
+
+# ------------------------------------------------------------------ 1. projections
+
+
+async def test_a_projection_hands_over_no_lookup_target(live: LiveDocbase) -> None:
+    secret_id, _ = await seed_public(live.db)
+    key = {"x-apikey": await live.key(paths=["/rest/public/**"], methods=["GET"])}
+    await live.db.settings.set("auth.users.paths", ["/rest/public/**"])
+    from docbase.core import auth
+    await auth.create_user(live.db, "ann@example.com", "a long password 1")
+    login = await live.client.post("/auth/login", json={"email": "ann@example.com",
+                                                        "password": "a long password 1"})
+    token = {"Authorization": f"Bearer {login.json()['jwt']}"}
+    for hint in ({"$fields": {"owner._id": 0}}, {"$fields": {"owner.code": 1}},
+                 {"$fields": {"owner": 1}}, None):
+        params = {} if hint is None else {"h": json.dumps(hint)}
+        for credential in (key, token):
+            for accept in ("application/json", "application/x-ndjson", "text/csv"):
+                response = await live.client.get("/rest/public", params=params,
+                                                 headers={**credential, "accept": accept})
+                assert response.status_code == 200, (hint, accept, response.text)
+                assert SECRET not in response.text, (hint, accept)
+    admin = await live.client.get("/rest/public", headers=live.auth(),
+                                  params={"h": '{"$fields": {"owner._id": 0}}'})
+    assert admin.json()[0]["owner"] == [{"code": SECRET}]
+    whole = await live.client.get("/rest/public", headers=live.auth())
+    assert whole.json()[0]["owner"] == [{"_id": secret_id, "code": SECRET}]
+
+
+async def test_a_library_projection_hands_over_no_lookup_target(stores: Any) -> None:
+    public_only = Principal(kind="key", full_access=False,
+                            scope=Scope(paths=("/rest/public/**",), methods=("GET",)))
+    async with Database(*stores) as db:
+        secret_id, _ = await seed_public(db)
+        public = db.collection("public", public_only)
+        for paths, include in (((("owner", "_id"),), False), ((("owner", "code"),), True)):
+            query = Query(projection=Projection(paths, include))
+            assert SECRET not in str(await public.read(query))
+            assert SECRET not in str(await public.find(query=query))
+        assert (await public.find())[0]["owner"] == [{"_id": secret_id}]
+
+
+async def test_a_query_inside_a_lookup_beyond_its_id_is_a_clear_400(stores: Any) -> None:
+    async with Database(*stores) as db:
+        secret_id, _ = await seed_public(db)
+        public = db.collection("public")
+        with pytest.raises(InvalidQuery, match="'owner'"):
+            await public.find({"owner.code": SECRET})
+        assert len(await public.find({"owner._id": secret_id})) == 1
