@@ -217,3 +217,24 @@ def test_no_module_is_over_300_lines() -> None:
                   for path in PACKAGE.rglob("*.py")
                   if (count := len(path.read_text(encoding="utf-8").splitlines())) > 300)
     assert long == [], f"split these along a real seam: {long}"
+
+
+@pytest.mark.parametrize("path", _modules("client"), ids=lambda p: p.name)
+def test_the_client_imports_no_framework_and_of_http_only_its_status_table(path: Path) -> None:
+    """The remote client is a top-level surface beside http and cli: httpx, never litestar;
+    of the HTTP layer it reads only the one status table back (docs/client.md)."""
+    names = _imports(path)
+    assert {n for n in names if n.split(".")[0] == "litestar"} == set()
+    assert {n for n in names if n.startswith("docbase.http")} <= {"docbase.http.statuses"}
+    below = [n for n in names if n.split(".")[:2] in (["docbase", "adapters"], ["docbase", "cli"])
+             or n.startswith("docbase.core.database")]
+    assert below == [], f"{path.name} imports {below}"
+
+
+def test_importing_the_client_loads_no_framework() -> None:
+    code = ("import sys, docbase.client; "
+            "print(sorted(m for m in ('litestar', 'sqlalchemy', 'pymongo', 'uvicorn') "
+            "if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         check=True).stdout.strip()
+    assert out == "[]"

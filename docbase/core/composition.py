@@ -29,6 +29,9 @@ OUTBOX_MAILER = "docbase.adapters.memory:OutboxMailer"
 """The mailer of the ``outbox`` transport (``mail.transport``): capture-only."""
 SMTP_MAILER = "docbase.adapters.smtp:SmtpMailer"
 """The mailer of the ``smtp`` transport, made from ``mail.smtp.*`` at each send."""
+REMOTE_CONNECT = "docbase.client:connect_remote"
+"""Opens a database served elsewhere (an ``https://`` URL): the remote client (httpx)."""
+REMOTE_SCHEMES = ("https://", "http://")
 
 
 class DatabaseSpec(msgspec.Struct, frozen=True):
@@ -105,7 +108,15 @@ async def connect(url: str = "memory://", **options: Any) -> Database:
     ``postgresql://user@host/db`` and ``mongodb://host/db`` are understood. Keyword
     options are passed to :class:`~docbase.core.database.Database`. Close it with
     ``await db.close()`` or use ``async with``.
+
+    An ``https://host:8443`` URL (or ``.../db/<name>``) opens the database a docbase
+    server serves, through the remote client (``docs/client.md``): a
+    ``docbase.client.RemoteDatabase`` with the same calls, taking ``apikey``, ``jwt``,
+    ``login=(email, password)``, ``verify``, ``timeout`` and ``retries``.
     """
+    if url.startswith(REMOTE_SCHEMES):
+        remote: Database = await import_target(REMOTE_CONNECT)(url, **options)
+        return remote
     name = options.pop("name", "docbase")
     limits = options.pop("limits", None) or Limits()
     database = build_database(DatabaseSpec(name, url, limits), **options)

@@ -6,7 +6,8 @@ outcome, for a :class:`~docbase.core.errors.MailDeliveryError` of ``POST /mail``
 :class:`DocbaseError` answers with the status :data:`ERROR_STATUSES` gives its class,
 looked up along the class hierarchy so a subclass answers like its nearest listed
 ancestor, and with its class name (or the name the table gives, ``PreconditionFailed``
-for a ``VersionMismatch``). This table is the only place that knows HTTP statuses of
+for a ``VersionMismatch``). This table, in :mod:`docbase.http.statuses` (no framework:
+the remote client reads it back), is the only place that knows HTTP statuses of
 docbase errors (``docs/http.md``). Litestar's own exceptions (unknown route 404, wrong
 method 405, ...) answer in the same shape; anything else is logged and answers a bare
 500 that reveals nothing about the failure.
@@ -15,10 +16,8 @@ method 405, ...) answer in the same shape; anything else is logged and answers a
 from __future__ import annotations
 
 import logging
-from collections.abc import Mapping
 from http import HTTPStatus
-from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import Any
 
 import msgspec
 from litestar import Request, Response
@@ -27,26 +26,21 @@ from litestar.types import ExceptionHandlersMap
 
 from docbase.core.errors import (
     BackendError,
-    ConfigurationError,
-    Conflict,
     DocbaseError,
-    Forbidden,
-    HookFailed,
-    HookTimedOut,
-    InvalidImage,
-    InvalidQuery,
     InvalidToken,
     MailDeliveryError,
-    NotFound,
-    PayloadTooLarge,
     RangeNotSatisfiable,
-    Rejected,
     TooManyRequests,
     Unauthorized,
     UnsupportedMediaType,
     ValidationFailed,
-    VersionMismatch,
-    WebhookDeliveryError,
+)
+from docbase.http.statuses import (
+    ERROR_STATUSES,
+    ErrorAnswer,
+    MethodNotAllowed,
+    NotImplementedHere,
+    answer_for,
 )
 
 logger = logging.getLogger("docbase.http")
@@ -71,63 +65,6 @@ __all__ = [
     "internal_error",
     "litestar_error",
 ]
-
-
-class MethodNotAllowed(DocbaseError):
-    """The path exists but does not take this method (or method override); 405."""
-
-
-class NotImplementedHere(DocbaseError):
-    """The path and method are known but the operation is not implemented (501)."""
-
-
-class ErrorAnswer(NamedTuple):
-    """How an error class answers over HTTP: its status and, if not its class name, name."""
-
-    status: int
-    name: str | None = None
-
-
-ERROR_STATUSES: Mapping[type[DocbaseError], ErrorAnswer] = MappingProxyType({
-    DocbaseError: ErrorAnswer(500),
-    ConfigurationError: ErrorAnswer(500),
-    InvalidQuery: ErrorAnswer(400),
-    UnsupportedMediaType: ErrorAnswer(415),
-    Unauthorized: ErrorAnswer(401),
-    InvalidToken: ErrorAnswer(401, "Unauthorized"),
-    Forbidden: ErrorAnswer(403),
-    NotFound: ErrorAnswer(404),
-    MethodNotAllowed: ErrorAnswer(405),
-    Conflict: ErrorAnswer(409),
-    # over HTTP an expected version only ever comes from If-Match
-    VersionMismatch: ErrorAnswer(412, "PreconditionFailed"),
-    PayloadTooLarge: ErrorAnswer(413),
-    RangeNotSatisfiable: ErrorAnswer(416),
-    InvalidImage: ErrorAnswer(422),
-    NotImplementedHere: ErrorAnswer(501, "NotImplemented"),
-    TooManyRequests: ErrorAnswer(429),
-    ValidationFailed: ErrorAnswer(422),
-    MailDeliveryError: ErrorAnswer(502),
-    WebhookDeliveryError: ErrorAnswer(502),
-    BackendError: ErrorAnswer(503),
-    Rejected: ErrorAnswer(400),
-    HookFailed: ErrorAnswer(500),
-    HookTimedOut: ErrorAnswer(504),
-})
-"""The one status table: each docbase error class and how it answers over HTTP."""
-
-
-def answer_for(error: type[DocbaseError]) -> ErrorAnswer:
-    """Return the status and body name of an error class, from :data:`ERROR_STATUSES`.
-
-    The class's own entry counts, else that of its nearest listed ancestor; the body
-    name is the table's name for the class that matched, else the class's own name.
-    """
-    for cls in error.__mro__:
-        answer = ERROR_STATUSES.get(cls)
-        if answer is not None:
-            return ErrorAnswer(answer.status, answer.name or error.__name__)
-    return ErrorAnswer(500, error.__name__)  # unreachable: DocbaseError is listed
 
 
 _LITESTAR_NAMES = {

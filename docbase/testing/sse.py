@@ -6,52 +6,20 @@
         ping = await events.next()             # the first event is a ping
         change = await events.next(skip_pings=True)
 
-Events are parsed as the HTML standard says: ``event:``, ``data:`` (joined by
-newlines), ``id:`` lines, an empty line ends an event, ``:`` starts a comment.
+Events are parsed by :func:`docbase.client.sse.parse_events` (the HTML standard's rules).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 from collections.abc import AsyncIterator
-from typing import Any, NamedTuple
 
 import httpx
 
+from docbase.client.sse import SseEvent, parse_events
 
-class SseEvent(NamedTuple):
-    """One received event."""
-
-    name: str
-    id: str | None
-    data: str
-
-    def json(self) -> Any:
-        """The data decoded as JSON."""
-        return json.loads(self.data)
-
-
-async def parse_events(lines: AsyncIterator[str]) -> AsyncIterator[SseEvent]:
-    """The events of a stream of lines (without their line breaks)."""
-    name, event_id, data = "message", None, list[str]()
-    async for line in lines:
-        if not line:
-            if data:
-                yield SseEvent(name, event_id, "\n".join(data))
-            name, data = "message", []
-            continue
-        if line.startswith(":"):
-            continue
-        field, _, value = line.partition(":")
-        value = value.removeprefix(" ")
-        if field == "event":
-            name = value
-        elif field == "data":
-            data.append(value)
-        elif field == "id":
-            event_id = value
+__all__ = ["EventStream", "SseEvent", "open_events", "parse_events"]
 
 
 class EventStream:

@@ -1,0 +1,121 @@
+"""One pooled HTTPS client per remote database: credentials, timeouts, retries, errors.
+
+Every request of a :class:`~docbase.client.database.RemoteDatabase` goes through
+:meth:`Transport.request`. A read whose connection fails (refused, reset, timed out
+while connecting) is sent again after a growing pause; a write is not, unless it
+carries an ``Idempotency-Key`` and the transport was told the server honours one
+(``retry_writes``): docs/client.md says why. An error answer raises the exception the
+embedded library raises (:mod:`docbase.client.errors`).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import ssl
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+import msgspec
+
+from docbase.client.errors import error_from_answer
+from docbase.core.errors import BackendError
+
+__all__ = ["READS", "Retries", "Transport"]
+
+READS = frozenset({"GET", "HEAD", "OPTIONS"})
+"""Methods that change nothing: sent again after a connection failure."""
+
+_CONNECTION_FAILURES = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
+                        httpx.ReadError, httpx.WriteError, httpx.PoolTimeout)
+
+
+@dataclass(frozen=True)
+class Retries:
+    """How often, and after which pauses, a request is sent again after a connection failure."""
+
+    attempts: int = 3
+    """Attempts in all (1: never again)."""
+    backoff: float = 0.1
+    """The first pause in seconds; each next one doubles."""
+    retry_writes: bool = False
+    """Send writes again too (each carries an ``Idempotency-Key``): only against a server
+    that honours the key, or a retried write may be applied twice."""
+
+
+def tls_verify(verify: bool | str | Path | ssl.SSLContext) -> bool | ssl.SSLContext:
+    """``verify`` as httpx takes it: a CA file (the server's self-signed cert.pem) read once."""
+    if isinstance(verify, str | Path):
+        return ssl.create_default_context(cafile=str(verify))
+    return verify
+
+
+class Transport:
+    """An ``httpx.AsyncClient`` on one database's base URL, with its credential."""
+
+    def __init__(self, base_url: str, *, apikey: str | None = None, jwt: str | None = None,
+                 verify: bool | str | Path | ssl.SSLContext = True,
+                 timeout: float = 30.0, retries: Retries | None = None,
+                 ) -> None:
+        self.base_url = base_url.rstrip("/")
+        self.retries = retries or Retries()
+        self.verify = tls_verify(verify)
+        self.timeout = timeout
+        self.headers: dict[str, str] = {}
+        self.set_credential(apikey=apikey, jwt=jwt)
+        self.client = httpx.AsyncClient(base_url=self.base_url, verify=self.verify,
+                                        timeout=timeout)
+
+    def set_credential(self, *, apikey: str | None = None, jwt: str | None = None) -> None:
+        """Send ``apikey`` (``x-apikey``) or ``jwt`` (``Authorization: Bearer``) from now on."""
+        self.headers.pop("x-apikey", None)
+        self.headers.pop("authorization", None)
+        if apikey is not None:
+            self.headers["x-apikey"] = apikey
+        if jwt is not None:
+            self.headers["authorization"] = f"Bearer {jwt}"
+
+    async def close(self) -> None:
+        """Close the pooled connections."""
+        await self.client.aclose()
+
+    async def send(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
+                   json: Any = None, content: bytes | None = None,
+                   headers: Mapping[str, str] | None = None,
+                   files: Any = None) -> httpx.Response:
+        """Send one request (again after connection failures, where that is safe).
+
+        Raises:
+            DocbaseError: the class of the server's error answer.
+            BackendError: the server could not be reached, after the retries.
+
+        """
+        all_headers = {**self.headers, **(headers or {})}
+        if method not in READS:
+            all_headers.setdefault("idempotency-key", uuid.uuid4().hex)
+        if json is not None:
+            content = msgspec.json.encode(json)
+            all_headers["content-type"] = "application/json"
+        request = self.client.build_request(method, path, params=params, content=content,
+                                            headers=all_headers, files=files)
+        again = method in READS or self.retries.retry_writes
+        attempts = self.retries.attempts if again else 1
+        for attempt in range(attempts):
+            try:
+                response = await self.client.send(request)
+                break
+            except _CONNECTION_FAILURES as exc:
+                if attempt + 1 >= attempts:
+                    raise BackendError(f"cannot reach {self.base_url}: {exc!r}") from exc
+                await asyncio.sleep(self.retries.backoff * 2 ** attempt)
+        if response.status_code >= 400:
+            raise error_from_answer(response.status_code, response.content, response.headers)
+        return response
+
+    async def request(self, method: str, path: str, **options: Any) -> Any:
+        """Send one request and return its decoded JSON body (see :meth:`send`)."""
+        response = await self.send(method, path, **options)
+        return msgspec.json.decode(response.content) if response.content else None
