@@ -53,9 +53,10 @@ def test_readiness_turns_503_when_postgresql_stops_and_200_when_it_returns(
     try:
         eventually(lambda: served.output().count("Application startup complete.") == 2,
                    "both workers to start", timeout=60)
-        ready = fresh(served, "/health/ready")
+        ready = fresh(served, "/health/ready", authorization=f"Bearer {METRICS_TOKEN}")
         assert ready.status_code == 200, ready.text
         assert ready.json() == {"status": "ok", "checks": {"store:docbase": "ok"}}
+        assert fresh(served, "/health/ready").json() == {"status": "ok"}  # anonymous
 
         postgres.stop()
         stopped = time.monotonic()
@@ -67,6 +68,8 @@ def test_readiness_turns_503_when_postgresql_stops_and_200_when_it_returns(
                 break
             time.sleep(0.1)
         assert answer.status_code == 503, f"still {answers} {NOT_READY_WITHIN} s after the stop"
+        assert answer.json() == {"status": "unavailable"}  # anonymous: no names, no reasons
+        answer = fresh(served, "/health/ready", authorization=f"Bearer {METRICS_TOKEN}")
         body = answer.json()
         assert body["status"] == "unavailable"
         assert body["failed"] == ["store:docbase"]

@@ -2,9 +2,10 @@
 
 - A preflight (``OPTIONS`` with ``Origin`` and ``Access-Control-Request-Method``)
   carries no key. It succeeds (204) when at least one live key of that database allows
-  the origin (its origins hold the origin or ``*``) and covers the path with the
-  requested method (a POST also counts when such a key allows PUT, PATCH or DELETE,
-  for ``X-HTTP-Method-Override``). Otherwise it is refused with 403.
+  the origin (its origins hold the origin or ``*``) and the method is one the API
+  serves, with the same answer for every path: which paths and methods some key
+  allows is never told to a caller without a key (the actual request is checked
+  against its own key). Otherwise it is refused with 403.
 - An actual request with ``Origin`` gets ``Access-Control-Allow-Origin: <origin>``
   only when its own key allows that origin. A key restricted to other origins is
   refused with 403; a key without an origin list works but gets no CORS headers (the
@@ -18,13 +19,15 @@ from typing import Any
 
 from litestar import Request, Response
 
-from docbase.core.auth import ApiKey, keys_for_origin
+from docbase.core.auth import keys_for_origin
 from docbase.core.database import Database
 from docbase.core.errors import Forbidden
 from docbase.http.headers import header
 
 MAX_AGE = 600
 """Seconds a browser may cache a preflight answer."""
+CORS_METHODS = frozenset({"GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"})
+"""Methods a preflight may ask for."""
 ALLOWED_HEADERS = "content-type, x-apikey, authorization, if-match, x-http-method-override"
 """Request headers a preflight allows when the browser does not list any."""
 
@@ -43,18 +46,16 @@ async def allowed_origin_headers(database: Database, origin: str) -> dict[str, s
     return cors_headers(origin) if await keys_for_origin(database, origin) else None
 
 
-def _covers(key: ApiKey, method: str, path: str) -> bool:
-    methods = (method, "PUT", "PATCH", "DELETE") if method == "POST" else (method,)
-    return any(key.allows(m, path) for m in methods)
-
-
 async def preflight(
     request: Request[Any, Any, Any], database: Database, path: str
 ) -> Response[bytes]:
     """Answer an ``OPTIONS`` request to ``path`` of ``database`` (preflight or plain).
 
+    The answer does not depend on ``path``.
+
     Raises:
-        Forbidden: no live key of the database allows this origin, path and method.
+        Forbidden: no live key of the database allows this origin, or the method is
+            not one the API serves.
 
     """
     origin = header(request, "origin")
@@ -62,8 +63,8 @@ async def preflight(
     if not origin or not method:
         return Response(b"", status_code=204, headers={"allow": "GET, POST, PUT, PATCH, "
                                                                "DELETE, OPTIONS"})
-    if not any(_covers(k, method, path) for k in await keys_for_origin(database, origin)):
-        raise Forbidden(f"no API key of this database allows {method} {path} from {origin}")
+    if method not in CORS_METHODS or not await keys_for_origin(database, origin):
+        raise Forbidden(f"no API key of this database allows {method} from {origin}")
     requested = header(request, "access-control-request-headers")
     return Response(b"", status_code=204, headers={
         "access-control-allow-origin": origin,
