@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from docbase import Database, InvalidQuery
+from docbase import Database, InvalidQuery, ValidationFailed
 from docbase.core.auth import Principal, Scope
 from docbase.core.query import Projection, Query
 from docbase.core.schema import parse_schema
@@ -73,6 +73,48 @@ async def test_a_library_projection_hands_over_no_lookup_target(stores: Any) -> 
             assert SECRET not in str(await public.read(query))
             assert SECRET not in str(await public.find(query=query))
         assert (await public.find())[0]["owner"] == [{"_id": secret_id}]
+
+
+# ------------------------------------------------------------------ 2. stored copies
+
+
+async def test_a_writer_cannot_store_a_copy_of_another_collection(live: LiveDocbase) -> None:
+    secret_id, public_id = await seed_public(live.db)
+    key = {"x-apikey": await live.key(paths=["/rest/public/**"],
+                                      methods=["GET", "POST", "PUT", "PATCH", "DELETE"])}
+    path = f"/rest/public/{public_id}"
+    assert (await live.client.put(path, json={"$set": {"owner": [secret_id]}},
+                                  headers=key)).status_code == 200
+    unset = await live.client.put(path, json={"$unset": {"owner.0._id": ""}}, headers=key)
+    assert unset.status_code == 422, unset.text  # as a $set or PATCH of it
+    assert unset.json()["list"][0]["field"] == "owner"
+    smuggled = await live.client.post("/rest/public", headers=key, json={
+        "title": "q", "owner": [{"_id": secret_id, "code": "forged"}]})
+    assert smuggled.status_code == 201, smuggled.text
+    bulk = await live.client.post("/rest/public?validate=false", headers=key, json=[
+        {"title": "r", "owner": [{"_id": secret_id, "extra": "forged"}]}])
+    assert bulk.status_code == 201, bulk.text
+    scoped = await live.client.get("/rest/public", headers=key)
+    assert SECRET not in scoped.text
+    admin = await live.client.get("/rest/public", headers=live.auth())
+    assert "forged" not in scoped.text + admin.text
+    stored = await live.db.documents.find("public", Query(limit=None))
+    assert sorted(str(d["owner"]) for d in stored) == [str([{"_id": secret_id}])] * 3
+    await live.db.collection("secret").update(secret_id, {"code": "rotated"})
+    rotated = await live.client.get(path, headers=live.auth())
+    assert rotated.json()["owner"] == [{"_id": secret_id, "code": "rotated"}]
+
+
+async def test_the_library_refuses_an_unset_inside_a_lookup(stores: Any) -> None:
+    async with Database(*stores) as db:
+        secret_id, public_id = await seed_public(db)
+        public = db.collection("public")
+        with pytest.raises(ValidationFailed, match="owner"):
+            await public.update(public_id, {"$unset": {"owner.0._id": ""}})
+        with pytest.raises(ValidationFailed, match="owner"):
+            await public.insert({"owner": [{"_id": "not-an-id", "code": "x"}]})
+        stored = await db.documents.get("public", public_id)
+        assert stored["owner"] == [{"_id": secret_id}]
 
 
 async def test_a_query_inside_a_lookup_beyond_its_id_is_a_clear_400(stores: Any) -> None:

@@ -4,7 +4,8 @@
 every insert (one, bulk, child), PUT and PATCH, from HTTP or the library. It refuses a
 write with :class:`~docbase.core.errors.ValidationFailed` listing every failing field at
 once (``"<index>.<field>"`` for an item of a bulk insert), normalises what it accepts
-(:mod:`.values`), applies defaults, resolves lookups to embedded ``{_id, ...}`` objects,
+(:mod:`.values`), applies defaults, stores lookups as their ids only (``{_id}`` objects,
+whatever a writer sent; resolved when read: ``docbase.core.reads``),
 checks that media ids exist in ``_media`` and hashes password fields.
 
 In strict mode (the stored setting ``schema.mode``) a write to a collection no schema
@@ -19,12 +20,12 @@ from collections.abc import Sequence
 from typing import Any
 
 from docbase.core.auth.passwords import MAX_PASSWORD_LENGTH, hash_password
-from docbase.core.documents import SYSTEM_FIELDS, Document, read_shape
+from docbase.core.documents import SYSTEM_FIELDS, Document
 from docbase.core.errors import FieldError, ValidationFailed
 from docbase.core.events import Insert, UpdateDocument, WriteEvent
 from docbase.core.media.records import MEDIA_COLLECTION
 from docbase.core.ports import DocumentStore
-from docbase.core.query import In, Query
+from docbase.core.query import In, Projection, Query
 from docbase.core.schema.model import (
     ARRAY_TYPES,
     MEDIA_TYPES,
@@ -48,6 +49,7 @@ from docbase.core.update import (
 )
 
 Problems = dict[str, list[str]]
+ID_ONLY = Projection((("_id",),), True)
 
 
 class SchemaValidator:
@@ -114,15 +116,15 @@ class SchemaValidator:
 
     async def _resolve(self, spec: FieldSpec, value: list[Any]) -> list[Any]:
         """Embed the documents a lookup names; check that media ids exist."""
-        if spec.type is FieldType.LOOKUP:
+        if spec.type is FieldType.LOOKUP:  # only the ids are stored
             ids = [item["_id"] for item in value]
             target = spec.collection or ""
-            found = {d["_id"]: read_shape(d) for d in await self.documents.find(
-                target, Query(filter=In(("_id",), tuple(ids)), limit=None))}
+            found = {d["_id"] for d in await self.documents.find(target, Query(
+                filter=In(("_id",), tuple(ids)), limit=None, projection=ID_ONLY))}
             missing = [i for i in ids if i not in found]
             if missing:
                 raise BadValue(*(f"no document {i} in {target!r}" for i in missing))
-            return [found[i] for i in ids]
+            return [{"_id": i} for i in ids]
         stored = {d["_id"] for d in await self.store.find(MEDIA_COLLECTION, Query(
             filter=In(("_id",), tuple(value)), limit=None))}
         missing = [i for i in value if i not in stored]
@@ -132,6 +134,12 @@ class SchemaValidator:
 
     async def _hash(self, schema: CollectionSchema, document: Document,
                     problems: Problems) -> None:
+        for spec in schema.of_type(FieldType.LOOKUP):  # unchecked (validate=false) too
+            if spec.name not in problems and document.get(spec.name) is not None:
+                try:
+                    document[spec.name] = coerce(spec, document[spec.name])
+                except BadValue as exc:
+                    problems[spec.name] = list(exc.messages)
         for spec in schema.of_type(FieldType.PASSWORD):
             value = document.get(spec.name)
             if spec.name in problems or is_empty(value):
@@ -186,6 +194,8 @@ class SchemaValidator:
         kind = spec.type
         if kind is FieldType.CHILD:
             raise BadValue(child_message(spec))
+        if isinstance(op, UnsetOp) and len(op.path) > 1 and kind is not FieldType.JSON:
+            raise BadValue(f"a {kind} field is changed as a whole, not in parts")
         if isinstance(op, UnsetOp) or (isinstance(op, SetOp) and len(op.path) == 1
                                        and is_empty(op.value)):
             if spec.required:
