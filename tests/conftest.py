@@ -1,5 +1,8 @@
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
@@ -11,6 +14,23 @@ pytest.register_assert_rewrite("docbase.testing.contract",
                                "docbase.testing.document_writes_contract",
                                "docbase.testing.key_contract",
                                "docbase.testing.differential_suite")
+
+
+def _return_large_buffers_to_the_system() -> None:
+    """Have glibc map every allocation of 1 MiB or more on its own, and unmap it when freed.
+
+    Each test runs in a new event loop, whose worker threads each get a malloc arena;
+    an argon2 hash (19 MiB, in such a thread) otherwise stays in that arena once freed,
+    as glibc raises its mmap threshold after the first one: about 19 MB more resident
+    per test that hashes a password. The variable reaches the xdist workers and every
+    server process the tests start; ``mallopt`` covers this process.
+    """
+    os.environ.setdefault("MALLOC_MMAP_THRESHOLD_", str(1 << 20))
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").mallopt(-3, 1 << 20)  # M_MMAP_THRESHOLD
+
+
+_return_large_buffers_to_the_system()
 
 from tests.backends import BACKENDS  # noqa: E402
 from tests.served_engines import ENGINES, engine_storage, postgresql_storage  # noqa: E402
