@@ -26,13 +26,16 @@ from docbase.core.documents import META_FIELDS, Document, new_document, read_sha
 from docbase.core.paging import cursor_of
 from docbase.core.ports import DocumentStore
 from docbase.core.query import (
+    And,
     Between,
+    Eq,
     Gt,
     Gte,
     Lt,
     Lte,
     Path,
     Query,
+    Regex,
     SortKey,
     Text,
     parse_cursor,
@@ -107,6 +110,26 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
             filter = data.draw(gen.filters() | ranged, label="filter")
             query = Query(filter=filter, sort=sort, skip=skip, limit=limit)
             async with loaded(candidate, documents, [sort[0].path]) as (name, memory):
+                assert_same(await candidate.find(name, query), await memory.find(name, query))
+
+        @property_settings
+        @given(documents=gen.document_sets(), sort=gen.sorts(), data=st.data(),
+               path=gen.paths(max_steps=2), skip=st.integers(0, 3), limit=st.integers(0, 5))
+        async def test_sorted_pages_seeking_an_indexed_condition_equal_reference(
+            self, candidate: DocumentStore, *, documents: list[Document], sort: Any,
+            data: st.DataObject, path: Path, skip: int, limit: int,
+        ) -> None:
+            # a condition on an indexed path that is not the sorted one (SQL: the plain
+            # stream seeks to it), an equality, a range or a $regex with a literal prefix
+            sort = sort or (SortKey(("a",), -1),)
+            condition = data.draw(
+                st.builds(lambda op, value: op(path, value), _ORDERED | st.just(Eq),
+                          gen.json_values(1))
+                | st.builds(lambda p, o: Regex(path, p, o), st.sampled_from(gen.PATTERNS),
+                            st.sampled_from(gen.REGEX_OPTIONS)), label="condition")
+            filter = And((condition, data.draw(gen.filters(), label="filter")))
+            query = Query(filter=filter, sort=sort, skip=skip, limit=limit)
+            async with loaded(candidate, documents, [path]) as (name, memory):
                 assert_same(await candidate.find(name, query), await memory.find(name, query))
 
         @property_settings

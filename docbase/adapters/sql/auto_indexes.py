@@ -1,7 +1,7 @@
 """Automatic indexes: a path that queries keep needing gets the index ``index: true`` gives.
 
-A find with a limit whose order (or, unsorted, whose equality or range condition) rests
-on a path without an index parses every document of the collection. :class:`AutoIndexer`
+A find with a limit whose equality or range condition (or, without one, whose order)
+rests on a path without an index parses every document of the collection. :class:`AutoIndexer`
 counts such finds per collection and path (:meth:`AutoIndexer.unserved`, called on the
 event loop after the find). When ``AutoIndexing.queries`` of them come within
 ``AutoIndexing.window`` seconds, a background task (never the request's) creates the
@@ -28,47 +28,30 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from docbase.core.query import (
-    And,
-    Between,
-    Eq,
-    Filter,
-    Gt,
-    Gte,
-    In,
-    Lt,
-    Lte,
-    Path,
-    Query,
-)
+from docbase.adapters.sql.pages import compared_paths
+from docbase.core.query import Path, Query
 from docbase.core.settings import AutoIndexing
 
 logger = logging.getLogger("docbase.sql")
 
-_COMPARISONS = (Eq, Gt, Gte, Lt, Lte, Between, In)
 _TRACKED = 10_000  # counters kept at most (all dropped when full)
 
 
-def wanted_path(query: Query) -> Path | None:
-    """The path an index would serve ``query`` on: its leading sort, or a compared path.
+def wanted_paths(query: Query) -> list[Path]:
+    """The paths an index would serve ``query`` on, the most useful first.
 
+    The paths of its equality and range conditions (an index seeks to the matches),
+    then its leading sort (an index walks the order). ``_id`` is the table's key and
+    never wanted; the other fields docbase sets (``_created``, ``_createdby``, ...) are
+    stored in the body like any field, and newest-first or per-owner lists need them.
     Only finds with a limit count: a whole-collection read gains little from an index.
     """
     if query.limit is None:
-        return None
+        return []
+    paths = compared_paths(query.filter)
     if query.sort:
-        return query.sort[0].path
-    return _compared(query.filter)
-
-
-def _compared(filter: Filter) -> Path | None:
-    if isinstance(filter, _COMPARISONS):
-        return filter.path
-    if isinstance(filter, And):
-        for operand in filter.operands:
-            if isinstance(operand, _COMPARISONS):
-                return operand.path
-    return None
+        paths.append(query.sort[0].path)
+    return [path for path in dict.fromkeys(paths) if path and path != ("_id",)]
 
 
 class AutoIndexer:

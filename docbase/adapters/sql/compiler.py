@@ -48,6 +48,7 @@ from docbase.core.query import (
     SortKey,
     Text,
 )
+from docbase.core.query.regex import prefix_bounds
 
 _SCALARS = frozenset({"number", "string", "boolean"})
 
@@ -131,13 +132,16 @@ class QueryCompiler:
             case Between(path=path, low=low, high=high):
                 return self._between(scope, path, low, high)
             case Regex(path=path, pattern=pattern, options=options):
+                low_high = prefix_bounds(pattern, options) or ()  # ^abc: a range, to seek
                 def matches(value: JsonValue) -> Condition:
-                    return self.dialect.regex(value.text(), pattern, options)
+                    tests = [self.dialect.compare(value, op, bound)
+                             for op, bound in zip((">=", "<"), low_high, strict=False)]
+                    return sa.and_(*tests, self.dialect.regex(value.text(), pattern, options))
                 return self._any_value(scope, path, matches)
             case Exists(path=path, present=present):
-                found = sa.or_(scope.fast.walk(path).is_present(),
-                               sa.and_(self._fanout(scope, path),
-                                       self._any_row(scope, path, "values", None)))
+                found = self._plain_or_walked(
+                    scope, path, scope.fast.walk(path).is_present(),
+                    lambda: self._any_row(scope, path, "values", None))
                 return found if present else _not(found)
             case ElemMatch(path=path, query=query, objects=objects):
                 return self._elem_match(scope, path, query, objects=objects)
@@ -169,12 +173,11 @@ class QueryCompiler:
         return sa.or_(*parts) if parts else sa.false()
 
     def _null_or_missing(self, scope: Scope, path: Path) -> Condition:
-        fanout = self._fanout(scope, path)
-        plain = sa.and_(self.dialect.is_null(scope.fast.walk(path)), _not(fanout))
-        walked = sa.and_(fanout, sa.or_(
+        plain = sa.and_(self.dialect.is_null(scope.fast.walk(path)),
+                        _not(self._fanout(scope, path)))
+        return self._plain_or_walked(scope, path, plain, lambda: sa.or_(
             ~self._any_row(scope, path, "values", None),
             self._any_row(scope, path, "reached", lambda v: v.is_type("null"))))
-        return sa.or_(plain, walked)
 
     def _ordered(self, scope: Scope, path: Path, operand: JSON, op: str) -> Condition:
         if scope is self.root and path == ("_id",) and isinstance(operand, str):
@@ -220,9 +223,16 @@ class QueryCompiler:
     def _any_value(self, scope: Scope, path: Path,
                   test: Callable[[JsonValue], Condition]) -> Condition:
         """``test`` holds for a reached value (the plain one first, indexable)."""
-        return sa.or_(test(scope.fast.walk(path)),
-                      sa.and_(self._fanout(scope, path),
-                              self._any_row(scope, path, "reached", test)))
+        return self._plain_or_walked(scope, path, test(scope.fast.walk(path)),
+                                     lambda: self._any_row(scope, path, "reached", test))
+
+    def _plain_or_walked(self, scope: Scope, path: Path, plain: Condition,
+                         walked: Callable[[], Condition]) -> Condition:
+        """``plain OR (fanout AND walked)``; ``plain`` alone where the path is flat."""
+        fanout = self._fanout(scope, path)
+        if isinstance(fanout, False_):  # not OR 0 = 1 (SQLite would no longer seek)
+            return plain
+        return sa.or_(plain, sa.and_(fanout, walked()))
 
     def _any_container(self, scope: Scope, path: Path,
                       test: Callable[[JsonValue], Condition]) -> Condition:

@@ -24,6 +24,7 @@ seeks to the cursor instead of walking the pages before it.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import sqlalchemy as sa
@@ -32,8 +33,25 @@ from docbase.adapters.sql import keyset
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.values import Condition, Expr
-from docbase.core.field_name_encoding import encode_names
-from docbase.core.query import Query
+from docbase.core.field_name_encoding import encode_names, encode_path
+from docbase.core.query import (
+    And,
+    Between,
+    Eq,
+    Filter,
+    Gt,
+    Gte,
+    In,
+    Lt,
+    Lte,
+    Path,
+    Query,
+    Regex,
+)
+from docbase.core.query.regex import prefix_bounds
+
+COMPARISONS = (Eq, Gt, Gte, Lt, Lte, Between, In)
+"""Conditions an expression index on their path answers by a seek."""
 
 
 def _stream(compiler: QueryCompiler, body: Expr, query: Query,
@@ -70,6 +88,36 @@ def deferred_page(table: sa.TableClause, body: Expr, query: Query) -> sa.Select[
             .order_by(table.c.id.asc()))
 
 
+def compared_paths(filter: Filter) -> list[Path]:
+    """The paths of the equality and range conditions ``filter`` requires, in turn.
+
+    A ``$regex`` with a literal prefix (``^abc``) is a range too (:func:`.prefix_bounds`).
+
+    The filter itself when it is one, or the members of a top-level ``$and`` (names
+    not encoded): an index on any of them can find every matching document.
+    """
+    operands = filter.operands if isinstance(filter, And) else (filter,)
+    return [operand.path for operand in operands if isinstance(operand, COMPARISONS)
+            or (isinstance(operand, Regex)
+                and prefix_bounds(operand.pattern, operand.options) is not None)]
+
+
+def flat_paths(query: Query, indexed: Callable[[Path], bool]) -> tuple[Path, ...]:
+    """The paths :func:`sorted_page` takes as flat in its plain stream; ``()``: no split.
+
+    The sorted paths when the leading one has an index (the index serves the order),
+    and the indexed paths of the filter's equality and range conditions (the index
+    seeks to the matches, which alone are sorted). Without any, one statement.
+    """
+    if not query.sort or query.limit is None:
+        return ()
+    sorted_paths = [key.path for key in query.sort]
+    flat = sorted_paths if indexed(sorted_paths[0]) else []
+    flat += [path for path in dict.fromkeys(compared_paths(query.filter))
+             if path not in flat and indexed(path)]
+    return tuple(flat)
+
+
 def written_number(number: int) -> Any:
     """An OFFSET or LIMIT count written into the statement."""
     # written out, not bound: PostgreSQL then keeps one generic plan for a prepared
@@ -77,11 +125,16 @@ def written_number(number: int) -> Any:
     return sa.literal_column(str(int(number)), sa.Integer)
 
 
-def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr,
-                query: Query) -> sa.Select[Any]:
-    """The statement of a sorted page with a limit, selecting ``body``."""
+def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Query,
+                flat_paths: Sequence[Path]) -> sa.Select[Any]:
+    """The statement of a sorted page with a limit, selecting ``body``.
+
+    ``flat_paths`` (names not encoded) are known flat in the plain stream: the sorted
+    paths when the leading one has an index, and the indexed paths the filter compares
+    (:func:`compared_paths`), so that their conditions are index seeks there.
+    """
     assert query.limit is not None
-    paths = [encode_names(key).path for key in query.sort]
+    paths = [encode_path(path) for path in flat_paths]
     walking = QueryCompiler(dialect, table)
     flat = QueryCompiler(dialect, table, flat=paths)
     fanouts = [dialect.fanout(walking.root.fast, path) for path in paths]

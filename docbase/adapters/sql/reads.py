@@ -17,7 +17,7 @@ import sqlalchemy as sa
 
 from docbase.adapters.sql import indexes, keyset, pages
 from docbase.adapters.sql.aggregates import aggregate_statement
-from docbase.adapters.sql.auto_indexes import AutoIndexer, wanted_path
+from docbase.adapters.sql.auto_indexes import AutoIndexer, wanted_paths
 from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.indexes import IndexedPaths
@@ -137,38 +137,37 @@ class SqlDocumentReads:
             if found is not None:
                 return found
 
-        wanted = wanted_path(query) if self.auto_indexer is not None else None
-        if wanted is not None and (not wanted or wanted[0].startswith("_")):
-            wanted = None  # the fields docbase sets: columns, or never worth an index
-        if wanted is not None and self.auto_indexer is not None:
+        wanted = wanted_paths(query) if self.auto_indexer is not None else []
+        if wanted and self.auto_indexer is not None:
             number = self.backend.cached_number(collection)
-            if number is not None and self._indexes.lacks(number, wanted):
+            lacking = [path for path in wanted
+                       if number is not None and self._indexes.lacks(number, path)]
+            if lacking:
                 # counted before it runs: an unindexed find may take seconds (PostgreSQL)
-                self.auto_indexer.unserved(collection, wanted)
-                wanted = None
+                self.auto_indexer.unserved(collection, lacking[0])
+                wanted = []
 
-        def work(conn: sa.Connection) -> tuple[list[str], bool]:
+        def work(conn: sa.Connection) -> tuple[list[str], Path | None]:
             number = self.backend.number(conn, collection)
             if number is None:
-                return [], False
+                return [], None
             split = self._split(conn, number, query)
             statement = self._find_statement(number, query, hide, split)
-            unserved = (wanted is not None and not split
-                        and not self._indexes.has(conn, number, wanted))
+            unserved = next((path for path in wanted
+                             if not self._indexes.has(conn, number, path)), None)
             return self.backend.scalars(conn, statement, after), unserved
 
         bodies, unserved = await self.backend.run(work, write=False)
-        if unserved and self.auto_indexer is not None and wanted is not None:
-            self.auto_indexer.unserved(collection, wanted)
+        if unserved is not None and self.auto_indexer is not None:
+            self.auto_indexer.unserved(collection, unserved)
         return bodies
 
-    def _split(self, conn: sa.Connection, number: int, query: Query) -> bool:
-        """Whether a find takes the two-stream form (:mod:`.pages`): an index can serve it."""
-        return (bool(query.sort) and query.limit is not None
-                and self._indexes.has(conn, number, query.sort[0].path))
+    def _split(self, conn: sa.Connection, number: int, query: Query) -> tuple[Path, ...]:
+        """The paths a sorted page's plain stream takes as flat (:mod:`.pages`); ``()``: none."""
+        return pages.flat_paths(query, lambda path: self._indexes.has(conn, number, path))
 
     def _find_statement(self, number: int, query: Query, hide: Sequence[str],
-                        split: bool = False) -> sa.Select[Any]:
+                        split: tuple[Path, ...] = ()) -> sa.Select[Any]:
         # built once per query shape and table: the same list read (a page of a listing)
         # comes again and again, and building the statement cost more than running it
         # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
@@ -184,8 +183,8 @@ class SqlDocumentReads:
         body = self._body(table)
         if hide:  # the dialect can: find_encoded asked
             body = self.dialect.without_fields(table.c.body, hide)
-        if split:  # the leading sorted path has an index: two streams, one served by it
-            statement = pages.sorted_page(self.dialect, table, body, query)
+        if split:  # an index serves the order or the condition: two streams, one seeking
+            statement = pages.sorted_page(self.dialect, table, body, query, split)
         elif (query.skip and query.limit is not None and query.filter == MATCH_ALL
               and not query.sort and query.after is None):
             statement = pages.deferred_page(table, body, query)

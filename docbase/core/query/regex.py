@@ -141,3 +141,29 @@ def regex_search(pattern: str, options: str, text: str) -> bool:
             "(a+)+ or (a|a)*): simplify the pattern"
         ) from None
     return found is not None
+
+
+_PREFIX = re.compile(r"\^([^.^$*+?{}\[\]\\|()]+)")
+_QUANTIFIERS = frozenset("*+?{")
+
+
+def prefix_bounds(pattern: str, options: str) -> tuple[str, str] | None:
+    """Strings ``[low, high)`` that every string ``pattern`` matches lies within, if any.
+
+    ``^abc...`` (no ``m``, ``i`` or ``x`` option, no ``|``, no ``(?``: the ``regex``
+    package takes inline flags anywhere in a pattern) matches only strings
+    starting with ``abc``: those are ``>= "abc"`` and ``< "abd"`` in code point order,
+    a range an index on the path seeks to. The pattern still decides the match.
+    """
+    found = _PREFIX.match(pattern)
+    if found is None or "|" in pattern or "(?" in pattern or set(options) & set("imx"):
+        return None
+    prefix = found.group(1)
+    if pattern[found.end():found.end() + 1] in _QUANTIFIERS:
+        prefix = prefix[:-1]  # the last character may be repeated none or many times
+    if not prefix or ord(prefix[-1]) >= 0x10FFFF:
+        return None
+    following = ord(prefix[-1]) + 1
+    if 0xD800 <= following <= 0xDFFF:  # no string holds a lone surrogate
+        following = 0xE000
+    return prefix, prefix[:-1] + chr(following)
