@@ -1,10 +1,14 @@
 """The Database facade on the memory adapter: writes, reads and their shapes, children,
-cascades, permissions, versions, limits and hooks. Expected values are written out."""
+cascades, permissions, versions, limits and hooks. Expected values are written out.
+
+The tests taking ``db`` run on the remote client too (``docbase.connect("https://...")``
+against a served SQLite and PostgreSQL database): the same calls, the same answers."""
 
 from __future__ import annotations
 
 import re
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -27,6 +31,7 @@ from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.ids import is_object_id
 from docbase.core.query import Aggregate, Query, ReadOptions, parse_cursor, parse_list_params
 from docbase.core.settings import Limits
+from tests.remote_backends import REMOTE_ENGINES, remote_database
 
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 USER = Principal(author="joe@example.com", kind="user", full_access=False)
@@ -34,8 +39,13 @@ SCOPED_KEY = Principal(author="api", kind="key", full_access=False, key_id="k1")
 HOOK = Principal(author="api", kind="hook", full_access=False)
 
 
-@pytest.fixture
-async def db() -> AsyncIterator[Database]:
+@pytest.fixture(params=["embedded", *REMOTE_ENGINES])
+async def db(request: pytest.FixtureRequest, tmp_path: Path) -> AsyncIterator[Database]:
+    """The embedded database, and the remote client on a served one (tests/remote_backends.py)."""
+    if request.param != "embedded":
+        async with remote_database(request, request.param, tmp_path) as remote:
+            yield remote
+        return
     async with Database(MemoryDocumentStore(), MemoryBlobStore()) as database:
         yield database
 

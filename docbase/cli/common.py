@@ -13,7 +13,7 @@ import os
 import sys
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import urlsplit, urlunsplit
 
 import msgspec
@@ -24,12 +24,18 @@ from docbase.config.sources import OptionContainer
 from docbase.core.database import Database
 from docbase.core.schemes import scheme_of
 
+if TYPE_CHECKING:
+    from docbase.client import RemoteDatabase
+
 T = TypeVar("T")
 
 
 class UsageError(Exception):
     """Bad command-line usage (exit status 2)."""
 
+
+APIKEY_VARIABLE = "DOCBASE_APIKEY"
+"""Where ``--apikey`` is read from when omitted (with ``--url``)."""
 
 DEPLOYMENT_SETTINGS = ("data_dir", "storage")
 """Settings every command takes (the rest are options of ``docbase serve`` only)."""
@@ -47,9 +53,16 @@ def add_deployment_options(parser: argparse.ArgumentParser, *,
 
 def add_database_options(parser: argparse.ArgumentParser, *,
                          storage_help: str | None = None) -> None:
-    """Add the deployment options and ``--db`` to a command acting on one database."""
+    """Add the deployment options, ``--db`` and ``--url``/``--apikey``/``--cacert``."""
     add_deployment_options(parser, storage_help=storage_help).add_argument(
         "--db", metavar="NAME", help=f"database to act on (default: the primary, {PRIMARY!r})")
+    remote = parser.add_argument_group("remote server (instead of --data-dir/--storage)")
+    remote.add_argument("--url", metavar="URL", help="a served database, "
+                        "https://host:8443 or https://host:8443/db/NAME")
+    remote.add_argument("--apikey", metavar="KEY", help=f"its full-access key (else "
+                        f"${APIKEY_VARIABLE})")
+    remote.add_argument("--cacert", metavar="FILE", help="the certificate to trust, e.g. "
+                        "the server's self-signed docbase-data/cert.pem")
 
 
 def command_group(commands: Any, name: str, *, help: str) -> Any:
@@ -145,19 +158,47 @@ def with_database(entry: DatabaseEntry, deployment: Deployment,
 
 DatabaseAction = Callable[[argparse.Namespace, Database, DatabaseEntry], Awaitable[int]]
 """An action on the database ``--db`` names: ``async def action(args, db, entry)``."""
+RemoteAction = Callable[[argparse.Namespace, "RemoteDatabase"], Awaitable[int]]
+"""The same action on a served database (``--url``): ``async def action(args, remote)``."""
+
+
+def with_remote(args: argparse.Namespace, action: RemoteAction | None) -> int:
+    """Run ``action`` on the database ``--url`` names, with ``--apikey`` and ``--cacert``.
+
+    Raises:
+        UsageError: the command cannot act on a served database, or has no key.
+
+    """
+    if action is None:
+        raise UsageError("this command does not take --url: run it where the data is")
+    apikey = args.apikey or os.environ.get(APIKEY_VARIABLE)
+    if not apikey:
+        raise UsageError(f"--url needs --apikey (or ${APIKEY_VARIABLE}): a full-access key")
+    from docbase.client import connect_remote  # noqa: PLC0415 (httpx: the client extra)
+
+    async def go() -> int:
+        async with await connect_remote(args.url, apikey=apikey,
+                                        verify=args.cacert or True) as remote:
+            return await action(args, remote)
+
+    return asyncio.run(go())
 
 
 def on_database(
-    action: DatabaseAction, *, check: Callable[[argparse.Namespace], None] | None = None
+    action: DatabaseAction, *, check: Callable[[argparse.Namespace], None] | None = None,
+    remote: RemoteAction | None = None,
 ) -> Callable[[argparse.Namespace], int]:
     """Make ``action`` a command handler that opens the database of ``--db`` around it.
 
-    ``check`` runs first, before any database is looked for (usage errors).
+    ``check`` runs first, before any database is looked for (usage errors). With
+    ``--url``, ``remote`` runs instead, on the served database.
     """
     @functools.wraps(action)
     def handler(args: argparse.Namespace) -> int:
         if check is not None:
             check(args)
+        if getattr(args, "url", None):
+            return with_remote(args, remote)
         deployment, entry = database_of(args)
         return with_database(entry, deployment, lambda db: action(args, db, entry))
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import argparse
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -19,6 +19,9 @@ from docbase.cli.common import (
 from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.database import Database
+
+if TYPE_CHECKING:
+    from docbase.client import RemoteDatabase
 
 
 def register(commands: Any) -> None:
@@ -63,7 +66,17 @@ async def _create_key(args: argparse.Namespace, db: Database, entry: DatabaseEnt
     return 0
 
 
-create_key = on_database(_create_key, check=_check_scopes)
+async def _create_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    raw, key = await remote.operator.create_key(
+        full=args.full, paths=args.path, methods=args.method, origins=args.origin,
+        expires=args.expires, description=args.description, roles=args.role)
+    print(raw, flush=True)
+    kind = "full-access" if key.full_access else "scoped"
+    say(f"created {kind} key {key.id} in database {remote.name!r} at {args.url}")
+    return 0
+
+
+create_key = on_database(_create_key, check=_check_scopes, remote=_create_remote)
 """``keys create``: print the new key alone on stdout."""
 
 
@@ -73,11 +86,21 @@ def _status(key: auth.ApiKey) -> str:
     return "expired" if key.is_expired() else "active"
 
 
-@on_database
-async def list_keys(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``keys list``: a table, or JSON lines with ``--json``; never a key's value."""
+async def _list_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    return _print_keys(args, await remote.operator.list_keys())
+
+
+async def _list_keys(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    return _print_keys(args, await auth.list_keys(db))
+
+
+list_keys = on_database(_list_keys, remote=_list_remote)
+"""``keys list``: a table, or JSON lines with ``--json``; never a key's value."""
+
+
+def _print_keys(args: argparse.Namespace, keys: list[auth.ApiKey]) -> int:
     return print_records(
-        await auth.list_keys(db), as_json=args.json,
+        keys, as_json=args.json,
         json_row=lambda key: msgspec.to_builtins(key) | {"status": _status(key)},
         header=("ID", "PREFIX", "STATUS", "ACCESS", "EXPIRES", "LAST USED", "DESCRIPTION"),
         table_row=lambda key: (key.id, key.prefix + "…", _status(key), _access(key),
@@ -92,9 +115,17 @@ def _access(key: auth.ApiKey) -> str:
                     + [f"role={r}" for r in key.roles]) or "-"
 
 
-@on_database
-async def revoke_key(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``keys revoke KEY``."""
+async def _revoke_key(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     key = await auth.revoke_key(db, args.key)
     say(f"revoked key {key.id} ({key.prefix}…) of database {entry.name!r} at {key.revoked}")
     return 0
+
+
+async def _revoke_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    key = await remote.operator.revoke_key(args.key)
+    say(f"revoked key {key.id} ({key.prefix}…) of database {remote.name!r} at {key.revoked}")
+    return 0
+
+
+revoke_key = on_database(_revoke_key, remote=_revoke_remote)
+"""``keys revoke KEY``."""

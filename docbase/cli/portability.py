@@ -19,6 +19,7 @@ from typing import Any, get_args
 from docbase.bootstrap import open_database
 from docbase.cli.common import (
     DatabaseAction,
+    RemoteAction,
     UsageError,
     add_action,
     database_of,
@@ -28,8 +29,10 @@ from docbase.cli.common import (
     redact,
     say,
     with_database,
+    with_remote,
 )
 from docbase.cli.progress import BarProgress, progress_for_stderr
+from docbase.cli.remote_archives import chosen_collections, export_remote, import_remote
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
@@ -83,11 +86,8 @@ def _finish(progress: Any) -> None:
         progress.stop()
 
 
-@on_database
-async def export_command(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``export --out FILE [--collections A,B] [--include-secrets]``."""
-    chosen = None if args.collections is None else [
-        c for c in args.collections.split(",") if c]
+async def _export_action(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    chosen = chosen_collections(args)
     progress = progress_for_stderr()
     try:
         _, summary = await export_archive(db, Path(args.out), collections=chosen,
@@ -96,6 +96,10 @@ async def export_command(args: argparse.Namespace, db: Database, entry: Database
         _finish(progress)
     say(summary.line(f"database {entry.name!r}: exported"))
     return 0
+
+
+export_command = on_database(_export_action, remote=export_remote)
+"""``export --out FILE [--collections A,B] [--include-secrets]``."""
 
 
 async def _import(db: Database, path: Path, mode: ImportMode, validate: bool,
@@ -119,14 +123,18 @@ async def _import_action(args: argparse.Namespace, db: Database, entry: Database
     return await _import(db, Path(args.file), args.mode, not args.no_validate, entry.name)
 
 
-def into_database(action: DatabaseAction) -> Callable[[argparse.Namespace], int]:
+def into_database(action: DatabaseAction, remote: RemoteAction | None = None,
+                  ) -> Callable[[argparse.Namespace], int]:
     """A handler running ``action`` on the database of ``--db``, created if it is new.
 
     Unlike the other commands, an import or restore may target a SQLite file that does
-    not exist yet: it is where the data is going.
+    not exist yet: it is where the data is going. With ``--url``, ``remote`` runs on the
+    served database instead.
     """
     def handler(args: argparse.Namespace) -> int:
         _archive(args)
+        if getattr(args, "url", None):
+            return with_remote(args, remote)
         deployment = deployment_from(args, storage=args.storage)
         entry = deployment.database(args.db)
         if scheme_of(entry.storage) == "memory":
@@ -137,7 +145,7 @@ def into_database(action: DatabaseAction) -> Callable[[argparse.Namespace], int]
     return handler
 
 
-import_command = into_database(_import_action)
+import_command = into_database(_import_action, import_remote)
 """``import FILE [--mode insert|upsert|skip] [--no-validate]``."""
 
 

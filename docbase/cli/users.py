@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import getpass
 import os
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
@@ -14,6 +14,9 @@ from docbase.config import DatabaseEntry
 from docbase.core import auth
 from docbase.core.auth.principal import split_roles
 from docbase.core.database import Database
+
+if TYPE_CHECKING:
+    from docbase.client import RemoteDatabase
 
 PASSWORD_VARIABLE = "DOCBASE_USER_PASSWORD"
 """Where ``--password`` is read from when omitted (else it is asked for on a terminal)."""
@@ -83,22 +86,41 @@ def _password(args: argparse.Namespace) -> str:
     return given if given is not None else getpass.getpass("password: ")
 
 
-@on_database
-async def create_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``users create``."""
+async def _create_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     user = await auth.create_user(db, args.email, _password(args),
                                   displayname=args.displayname, image=args.image,
                                   admin=args.admin, roles=_roles(args))
+    return _created(user, entry.name)
+
+
+async def _create_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    user = await remote.operator.create_user(args.email, _password(args),
+                                             displayname=args.displayname, image=args.image,
+                                             admin=args.admin, roles=_roles(args))
+    return _created(user, remote.name)
+
+
+def _created(user: auth.User, database: str) -> int:
     role = "administrator" if user.admin else "user"
-    say(f"created {role} {user.email} in database {entry.name!r}")
+    say(f"created {role} {user.email} in database {database!r}")
     return 0
 
 
-@on_database
-async def list_users(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``users list``: a table, or JSON lines with ``--json``."""
+create_user = on_database(_create_user, remote=_create_remote)
+"""``users create``."""
+
+
+async def _list_users(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    return _print_users(args, await auth.list_users(db))
+
+
+async def _list_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    return _print_users(args, await remote.operator.list_users())
+
+
+def _print_users(args: argparse.Namespace, users: list[auth.User]) -> int:
     return print_records(
-        await auth.list_users(db), as_json=args.json, json_row=_shown,
+        users, as_json=args.json, json_row=_shown,
         header=("EMAIL", "DISPLAY NAME", "ADMIN", "ROLES", "CREATED"),
         table_row=lambda u: (u.email, u.displayname, "yes" if u.admin else "",
                              ",".join(u.roles), u.created),
@@ -111,12 +133,24 @@ def _shown(user: auth.User) -> dict[str, Any]:
     return shown
 
 
-@on_database
-async def delete_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``users delete``."""
+list_users = on_database(_list_users, remote=_list_remote)
+"""``users list``: a table, or JSON lines with ``--json``."""
+
+
+async def _delete_user(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     user = await auth.delete_user(db, args.email)
     say(f"deleted user {user.email} of database {entry.name!r}")
     return 0
+
+
+async def _delete_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    user = await remote.operator.delete_user(args.email)
+    say(f"deleted user {user.email} of database {remote.name!r}")
+    return 0
+
+
+delete_user = on_database(_delete_user, remote=_delete_remote)
+"""``users delete``."""
 
 
 @on_database

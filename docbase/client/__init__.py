@@ -7,6 +7,13 @@ no web framework.
 
 from __future__ import annotations
 
+from importlib.util import find_spec
+
+from docbase.core.errors import MissingDependencyError
+
+if find_spec("httpx") is None:  # pragma: no cover - installed without the extra
+    raise MissingDependencyError("httpx", "client")
+
 from docbase.client.changes import RemoteChange
 from docbase.client.collection import RemoteCollection
 from docbase.client.database import RemoteDatabase, connect_remote

@@ -17,6 +17,7 @@ from urllib.parse import urlsplit
 from docbase.client.changes import follow
 from docbase.client.collection import RemoteCollection
 from docbase.client.media import RemoteMedia
+from docbase.client.operator import RemoteOperator
 from docbase.client.transport import Retries, Transport
 from docbase.core.names import check_collection_name
 from docbase.core.query import JSON
@@ -38,6 +39,8 @@ class RemoteDatabase:
         self.name = name or database_name(transport.base_url)
         self.media = RemoteMedia(transport)
         """``/media``: uploads, content and metadata."""
+        self.operator = RemoteOperator(transport)
+        """``/_ops``: keys, users, export and import (full-access key)."""
 
     async def __aenter__(self) -> RemoteDatabase:
         return self

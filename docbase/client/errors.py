@@ -22,10 +22,12 @@ from docbase.core.errors import (
     DocbaseError,
     FieldError,
     HookFailed,
+    InvalidToken,
     MailDeliveryError,
     MissingDependencyError,
     RangeNotSatisfiable,
     TooManyRequests,
+    Unauthorized,
     ValidationFailed,
 )
 from docbase.http.statuses import ERROR_STATUSES, answer_for
@@ -82,6 +84,8 @@ def error_from_answer(status: int, body: bytes, headers: Mapping[str, str]) -> D
         data = {"message": f"the server answered {status} without a docbase error body"}
     message = str(data.get("message", ""))
     cls = error_class(data.get("name"), status)
+    if cls is Unauthorized and 'error="invalid_token"' in headers.get("www-authenticate", ""):
+        cls = InvalidToken  # answered under its parent's name, told apart by its challenge
     if issubclass(cls, ValidationFailed):
         fields = [FieldError(str(f.get("field", "")), tuple(f.get("message") or ()))
                   for f in data.get("list") or () if isinstance(f, dict)]

@@ -29,6 +29,7 @@ from docbase.http.context import SERVER_STATE, request_context
 from docbase.http.errors import EXCEPTION_HANDLERS
 from docbase.http.mail import MAIL_HANDLERS
 from docbase.http.media import MEDIA_HANDLERS
+from docbase.http.operator import OPERATOR_HANDLERS
 from docbase.http.probes import MetricsAccess, ready_route
 from docbase.http.realtime import REALTIME_HANDLERS
 from docbase.http.rest import ROUTE_HANDLERS, health
@@ -55,7 +56,7 @@ class DocbasePlugin(InitPluginProtocol):
         return Router(
             path="/",
             route_handlers=[*ROUTE_HANDLERS, *AUTH_HANDLERS, *MAIL_HANDLERS, *MEDIA_HANDLERS,
-                            *REALTIME_HANDLERS,
+                            *REALTIME_HANDLERS, *OPERATOR_HANDLERS,
                             health, ready_route(self.metrics),
                             *([self.metrics.route()] if self.metrics else [])],
             dependencies={"ctx": Provide(request_context)},
