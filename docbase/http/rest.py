@@ -14,9 +14,7 @@ from litestar.params import FromPath
 
 from docbase.core.hooks.calling import HOOK_LOG
 from docbase.http import operations as op
-from docbase.http.context import Ctx, ServerDependency, context_of
-from docbase.http.context import route as route_request
-from docbase.http.cors import preflight
+from docbase.http.context import Ctx, ServerDependency, answer_options, context_of
 from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
 
 HttpRequest = Request[Any, Any, Any]
@@ -45,8 +43,7 @@ ALL_PATHS = [p for path in (COLLECTION, DOCUMENT, CHILDREN, CHILD, DATABASE_META
 @route(ALL_PATHS, http_method=["OPTIONS"], include_in_schema=False)
 async def options(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """CORS preflight (no key): see :mod:`docbase.http.cors`."""
-    _, database, path = route_request(docbase_server, request)
-    return await preflight(request, database, path)
+    return await answer_options(request, docbase_server)
 
 
 # ----------------------------------------------------------------------- collections
