@@ -243,9 +243,27 @@ async def request_context(
         Forbidden: the credential's paths, methods or origins do not cover this request.
 
     """
-    context = await identify(request, docbase_server)
+    return await authorized_context(request, docbase_server)
+
+
+async def authorized_context(request: Request[Any, Any, Any], server: Server, *,
+                             description: bool = False) -> RequestContext:
+    """Identify a request and check it is allowed, as :func:`request_context` does.
+
+    ``description`` asks for the API's description, which any valid credential may
+    read (:class:`~docbase.core.auth.Action`).
+
+    Raises:
+        NotFound: an unknown database.
+        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
+            bearer token.
+        Forbidden: the credential does not cover this request.
+
+    """
+    context = await identify(request, server)
     authorize(context.principal, Action(context.method, context.path,
-                                        origin=header(request, "origin") or None))
+                                        origin=header(request, "origin") or None,
+                                        description=description))
     return context
 
 

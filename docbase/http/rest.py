@@ -14,7 +14,13 @@ from litestar.params import FromPath
 
 from docbase.core.hooks.calling import HOOK_LOG
 from docbase.http import operations as op
-from docbase.http.context import Ctx, ServerDependency, answer_options, context_of
+from docbase.http.context import (
+    Ctx,
+    ServerDependency,
+    answer_options,
+    authorized_context,
+    context_of,
+)
 from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
 
 HttpRequest = Request[Any, Any, Any]
@@ -173,9 +179,13 @@ async def get_database_meta(request: HttpRequest, ctx: Ctx) -> Reply:
 
 
 @get(paths(OPENAPI))
-async def get_openapi(request: HttpRequest, ctx: Ctx) -> Reply:
-    """``GET /rest/_openapi``: the OpenAPI 3.1 document of the current schemas."""
-    return op.json_response(request, await openapi(ctx))
+async def get_openapi(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
+    """``GET /rest/_openapi``: the OpenAPI 3.1 document of the current schemas.
+
+    Any valid credential may read it; it describes what that credential may use.
+    """
+    return op.json_response(request, await openapi(await authorized_context(
+        request, docbase_server, description=True)))
 
 
 @get(paths(COLLECTION_META))
