@@ -129,3 +129,57 @@ def test_a_console_session_is_refused_on_the_api(served: Served) -> None:
             answer = served.client.get(path, headers={"cookie": f"docbase_console={token}"})
             assert answer.status_code == 401, (path, answer.status_code)
 
+
+
+def test_the_users_page_shows_and_edits_roles(served: Served) -> None:
+    with signed_in(served) as (client, csrf):
+        created = client.post("/_/users/create", data={
+            "csrf": csrf, "email": "ed@example.com", "password": "long enough",
+            "roles": "editor, hr"})
+        assert created.status_code == 303, created.text
+        page = client.get("/_/users").text
+        assert 'value="editor,hr"' in page
+        forged = client.post("/_/users/roles", data={"email": "ed@example.com",
+                                                     "roles": "admin"})
+        assert forged.status_code == 403
+        changed = client.post("/_/users/roles", data={"csrf": csrf, "email": "ed@example.com",
+                                                      "roles": "viewer"})
+        assert changed.status_code == 303, changed.text
+        refused = client.post("/_/users/roles", data={"csrf": csrf, "email": "ed@example.com",
+                                                      "roles": "@owner"})
+        assert refused.status_code == 400
+        assert "role" in refused.text
+    login = served.request("POST", "/auth/login", json={"email": "ed@example.com",
+                                                        "password": "long enough"})
+    info = served.request("GET", "/auth/userinfo",
+                          headers={"Authorization": f"Bearer {login.json()['jwt']}"})
+    assert info.json()["roles"] == ["viewer"]
+
+
+def test_a_new_password_or_a_lost_admin_flag_ends_open_console_sessions(
+        served: Served) -> None:
+    """Issue 30: a changed password, or a lost and regained admin flag, left sessions open."""
+    other, password = "bo@example.com", "bo's long password"
+    # (signed in again with the old password below: the flag change left it as it was)
+    run_cli(served.cwd, "users", "create", "--email", other, "--password", password,
+            "--admin")
+    def bo_signs_in(bo: httpx.Client) -> None:
+        form = bo.get("/_/signin")
+        token = re.search(r'name="csrf" value="([^"]+)"', form.text)
+        assert token is not None
+        assert bo.post("/_/signin", data={"csrf": token.group(1), "email": other,
+                                          "password": password}).status_code == 303
+        assert bo.get("/_/users").status_code == 200
+
+    with (httpx.Client(base_url=served.url, verify=served.ssl_context(), timeout=10) as bo,
+          signed_in(served) as (client, csrf)):
+        bo_signs_in(bo)
+        client.post("/_/users/admin", data={"csrf": csrf, "email": other})  # revoke
+        client.post("/_/users/admin", data={"csrf": csrf, "email": other, "admin": "on"})
+        assert bo.get("/_/users").status_code == 303  # sent to sign in again
+        bo_signs_in(bo)
+        changed = client.post("/_/users/password", data={"csrf": csrf, "email": other,
+                                                         "password": "a new long one"})
+        assert changed.status_code == 303
+        assert bo.get("/_/users").status_code == 303
+        assert client.get("/_/users").status_code == 200  # the changer's own: untouched

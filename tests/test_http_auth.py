@@ -164,10 +164,38 @@ async def test_database_selected_by_host_name(live: LiveDocbase) -> None:
     assert_status(wrong, 401)
 
 
-async def test_unknown_database_is_404(live: LiveDocbase) -> None:
-    by_path = await live.client.get("/db/nope/rest/people", headers=live.auth())
-    assert by_path.status_code == 404
-    by_host = await live.client.get("/rest/people",
-                                    headers={**live.auth(), "Host": "nope.docbase.test"})
-    assert by_host.status_code == 404
-    assert by_host.json()["name"] == "NotFound"
+async def test_an_unknown_database_answers_like_a_real_one_to_strangers(
+        live: LiveDocbase) -> None:
+    """Issue 30: ``/db/<name>`` answered 404 for an unknown name, 401 for a real one."""
+    def seen(answer: Any) -> tuple[Any, ...]:
+        body = answer.json() if answer.content else None
+        return (answer.status_code, body, answer.headers.get("www-authenticate"),
+                answer.headers.get("access-control-allow-origin"))
+
+    preflight = {"Origin": "https://app.example.com", "Access-Control-Request-Method": "GET"}
+    for method, path, headers in [
+        ("GET", "/rest/people", {}),
+        ("GET", "/rest/people", live.auth("main")),
+        ("GET", "/rest/people", {"Authorization": "Bearer a.b.c"}),
+        ("POST", "/rest/people", {}),
+        ("POST", "/auth/login", {}),
+        ("GET", "/auth/userinfo", {}),
+        ("GET", "/media/" + "0" * 24, {}),
+        ("POST", "/mail", {}),
+        ("OPTIONS", "/rest/people", preflight),
+        ("OPTIONS", "/rest/people", {}),
+    ]:
+        body = {"email": "ann@example.com", "password": "long enough"} if "login" in path \
+            else None
+        real = await live.client.request(method, "/db/other" + path, headers=headers, json=body)
+        unknown = await live.client.request(method, "/db/nope" + path, headers=headers,
+                                            json=body)
+        assert seen(real) == seen(unknown), (method, path, headers)
+        assert real.status_code in (400, 401, 403, 404, 204), real.text
+        by_host = await live.client.request(
+            method, path, headers={**headers, "Host": "nope.docbase.test"}, json=body)
+        real_host = await live.client.request(
+            method, path, headers={**headers, "Host": "other.docbase.test"}, json=body)
+        assert seen(by_host) == seen(real_host), (method, path, headers)
+
+

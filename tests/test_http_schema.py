@@ -176,3 +176,28 @@ async def test_strict_mode_hides_undefined_collections(live: LiveDocbase) -> Non
     database = (await live.client.get("/rest/_meta", headers=live.auth())).json()
     assert [c["name"] for c in database["collections"]] == ["people"]
     assert database["mode"] == "strict"
+
+
+async def test_any_valid_credential_reads_the_openapi_document_of_what_it_may_use(
+        live: LiveDocbase) -> None:
+    """Issue 30: a scoped key got 403, though docs/schema.md says any valid key."""
+    await live.db.schemas.put(parse_schema("salaries", {"fields": [
+        {"name": "amount", "type": "number"}]}))
+    full = await live.client.get("/rest/_openapi", headers=live.auth())
+    assert {"/rest/people", "/rest/salaries"} <= set(full.json()["paths"])
+    scoped = await live.key(paths=["/rest/people/**"], methods=["GET"])
+    answer = await live.client.get("/rest/_openapi", headers={"x-apikey": scoped})
+    assert answer.status_code == 200, answer.text
+    document = answer.json()
+    assert "/rest/people" in document["paths"]
+    assert "salaries" not in answer.text  # neither its paths nor its fields
+    assert "peopleInput" in document["components"]["schemas"]
+    elsewhere = await live.key(paths=["/rest/other/**"])
+    nothing = await live.client.get("/rest/_openapi", headers={"x-apikey": elsewhere})
+    assert nothing.status_code == 200
+    assert set(nothing.json()["paths"]) == {"/rest/_meta", "/rest/_openapi"}
+    other_origin = await live.key(paths=["/rest/people/**"], origins=["https://a.example"])
+    refused = await live.client.get("/rest/_openapi", headers={
+        "x-apikey": other_origin, "Origin": "https://b.example"})
+    assert refused.status_code == 403
+    assert (await live.client.get("/rest/_openapi")).status_code == 401

@@ -20,8 +20,11 @@ from litestar import Request, Response, get, post
 from litestar.handlers import HTTPRouteHandler
 
 from docbase.core import auth
+from docbase.core.auth.login import refuse_login
 from docbase.core.database import Database
 from docbase.core.errors import Forbidden, Unauthorized
+from docbase.core.server import Server
+from docbase.core.settings import Limits
 from docbase.http.bodies import object_body, read_json
 from docbase.http.context import (
     ServerDependency,
@@ -41,17 +44,18 @@ def paths(path: str) -> list[str]:
     return [path, "/db/{db_name:str}" + path]
 
 
-async def _bearer(database: Database, request: HttpRequest) -> auth.Bearer:
+async def _bearer(server: Server, request: HttpRequest) -> tuple[Database, auth.Bearer]:
     token = raw_token(request)
-    if token is None:
+    if token is None:  # before the database is known: alike for a name it does not hold
         raise Unauthorized("a bearer token is required (Authorization: Bearer, or "
                            "parameter jwt)")
     if raw_key(request):
         raise Forbidden("this endpoint takes a bearer token, not an API key")
+    _, database, _ = route(server, request)
     bearer = (await authenticate_request(database, request)).bearer
     if bearer is None:  # unreachable: a token and no key authenticate as a bearer
         raise Unauthorized("a bearer token is required")
-    return bearer
+    return database, bearer
 
 
 @post(paths("/auth/jwt"), status_code=201)
@@ -69,7 +73,11 @@ async def sign_token(request: HttpRequest, docbase_server: ServerDependency) -> 
 @post(paths("/auth/login"), status_code=200)
 async def log_in(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """``POST /auth/login``: email and password for a login token."""
-    _, database, _ = route(docbase_server, request)
+    try:
+        _, database, _ = route(docbase_server, request)
+    except Unauthorized:  # a database the server does not hold: as one without users
+        body = object_body(await read_json(request, Limits()))
+        raise refuse_login(body.get("email"), body.get("password")) from None
     body = object_body(await read_json(request, database.limits))
     token = await auth.login(database, body.get("email"), body.get("password"))
     return json_response(request, {"jwt": token})
@@ -78,16 +86,15 @@ async def log_in(request: HttpRequest, docbase_server: ServerDependency) -> Repl
 @get(paths("/auth/userinfo"))
 async def user_info(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """``GET /auth/userinfo``: the token's user."""
-    _, database, _ = route(docbase_server, request)
-    bearer = await _bearer(database, request)
+    database, bearer = await _bearer(docbase_server, request)
     return json_response(request, bearer.info(await database.settings.load()))
 
 
 @post(paths("/auth/logout"), status_code=200)
 async def log_out(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """``POST /auth/logout``: revoke the token for every process until it expires."""
-    _, database, _ = route(docbase_server, request)
-    await auth.logout(database, await _bearer(database, request))
+    database, bearer = await _bearer(docbase_server, request)
+    await auth.logout(database, bearer)
     return json_response(request, {"result": "ok"})
 
 

@@ -14,10 +14,11 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 from typing import Any, NamedTuple, TypeAlias
 
-from litestar import Request
+from litestar import Request, Response
 from litestar.di import NamedDependency
 
 from docbase.core.auth import (
+    UNKNOWN_KEY,
     Action,
     ApiKey,
     Bearer,
@@ -26,10 +27,11 @@ from docbase.core.auth import (
     authenticate_token,
     authorize,
 )
+from docbase.core.auth.tokens import refuse_token
 from docbase.core.database import Collection, Database
-from docbase.core.errors import InvalidQuery, Unauthorized
+from docbase.core.errors import InvalidQuery, NotFound, Unauthorized
 from docbase.core.server import Server
-from docbase.http.cors import allowed_origin_headers, cors_headers
+from docbase.http.cors import allowed_origin_headers, cors_headers, preflight
 from docbase.http.errors import CORS_STATE, MethodNotAllowed
 from docbase.http.headers import bearer_token, header
 from docbase.http.observe import PRINCIPAL
@@ -65,15 +67,45 @@ class RequestContext:
                                    f"allowed on {self.path}")
 
 
+CREDENTIAL_REQUIRED = ("an API key (header x-apikey or parameter apikey) or a bearer token "
+                       "(Authorization: Bearer, or parameter jwt) is required")
+"""The 401 of a request without a credential."""
+
+
 def route(server: Server, request: Request[Any, Any, Any]) -> tuple[str, Database, str]:
     """Return ``(database name, database, path within its base URL)`` of a request.
 
+    A database the server does not hold answers what one does to a caller without a
+    credential it knows: an anonymous caller cannot tell a wrong name from a right one
+    (``/db/<name>``, ``<name>.<domain>``).
+
     Raises:
-        NotFound: the path prefix or host names a database the server does not hold.
+        Unauthorized: the path prefix or host names a database the server does not
+            hold (the 401 of a missing credential, an unknown key or a foreign token).
 
     """
-    name, path = server.route(header(request, "host"), request.scope["path"])
+    try:
+        name, path = server.route(header(request, "host"), request.scope["path"])
+    except NotFound:
+        if raw_key(request):
+            raise Unauthorized(UNKNOWN_KEY) from None
+        token = raw_token(request)
+        if token:
+            raise refuse_token(token) from None
+        raise Unauthorized(CREDENTIAL_REQUIRED) from None
     return name, server.database(name), path
+
+
+async def answer_options(request: Request[Any, Any, Any], server: Server) -> Response[bytes]:
+    """Answer an ``OPTIONS`` request (:func:`~docbase.http.cors.preflight`).
+
+    A database the server does not hold answers like one without keys.
+    """
+    try:
+        name, path = server.route(header(request, "host"), request.scope["path"])
+    except NotFound:
+        return await preflight(request, None, request.scope["path"])
+    return await preflight(request, server.database(name), path)
 
 
 def effective_method(request: Request[Any, Any, Any]) -> str:
@@ -153,8 +185,7 @@ async def _authenticate(database: Database, request: Request[Any, Any, Any]) -> 
         bearer = await authenticate_token(database, token)
         return Caller(bearer.principal(await database.settings.load()), bearer=bearer)
     if not key:
-        raise Unauthorized("an API key (header x-apikey or parameter apikey) or a bearer "
-                           "token (Authorization: Bearer, or parameter jwt) is required")
+        raise Unauthorized(CREDENTIAL_REQUIRED)
     api_key = await authenticate_key(database, key)
     return Caller(api_key.principal(), key=api_key)
 
@@ -212,9 +243,27 @@ async def request_context(
         Forbidden: the credential's paths, methods or origins do not cover this request.
 
     """
-    context = await identify(request, docbase_server)
+    return await authorized_context(request, docbase_server)
+
+
+async def authorized_context(request: Request[Any, Any, Any], server: Server, *,
+                             description: bool = False) -> RequestContext:
+    """Identify a request and check it is allowed, as :func:`request_context` does.
+
+    ``description`` asks for the API's description, which any valid credential may
+    read (:class:`~docbase.core.auth.Action`).
+
+    Raises:
+        NotFound: an unknown database.
+        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
+            bearer token.
+        Forbidden: the credential does not cover this request.
+
+    """
+    context = await identify(request, server)
     authorize(context.principal, Action(context.method, context.path,
-                                        origin=header(request, "origin") or None))
+                                        origin=header(request, "origin") or None,
+                                        description=description))
     return context
 
 

@@ -47,11 +47,12 @@ async def allowed_origin_headers(database: Database, origin: str) -> dict[str, s
 
 
 async def preflight(
-    request: Request[Any, Any, Any], database: Database, path: str
+    request: Request[Any, Any, Any], database: Database | None, path: str
 ) -> Response[bytes]:
     """Answer an ``OPTIONS`` request to ``path`` of ``database`` (preflight or plain).
 
-    The answer does not depend on ``path``.
+    The answer does not depend on ``path``; ``None`` stands for a database the server
+    does not hold, which answers like one without keys.
 
     Raises:
         Forbidden: no live key of the database allows this origin, or the method is
@@ -63,7 +64,8 @@ async def preflight(
     if not origin or not method:
         return Response(b"", status_code=204, headers={"allow": "GET, POST, PUT, PATCH, "
                                                                "DELETE, OPTIONS"})
-    if method not in CORS_METHODS or not await keys_for_origin(database, origin):
+    if (method not in CORS_METHODS or database is None
+            or not await keys_for_origin(database, origin)):
         raise Forbidden(f"no API key of this database allows {method} from {origin}")
     requested = header(request, "access-control-request-headers")
     return Response(b"", status_code=204, headers={

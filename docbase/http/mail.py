@@ -16,9 +16,7 @@ from litestar import Request, Response, post, route
 from litestar.handlers import HTTPRouteHandler
 
 from docbase.http.bodies import read_json
-from docbase.http.context import Ctx, ServerDependency
-from docbase.http.context import route as route_request
-from docbase.http.cors import preflight
+from docbase.http.context import Ctx, ServerDependency, answer_options
 from docbase.http.operations import json_response
 
 MAIL = ["/mail", "/db/{db_name:str}/mail"]
@@ -28,8 +26,7 @@ MAIL = ["/mail", "/db/{db_name:str}/mail"]
 async def mail_options(request: Request[Any, Any, Any],
                        docbase_server: ServerDependency) -> Response[bytes]:
     """CORS preflight of ``/mail`` (no key): see :mod:`docbase.http.cors`."""
-    _, database, path = route_request(docbase_server, request)
-    return await preflight(request, database, path)
+    return await answer_options(request, docbase_server)
 
 
 @post(MAIL, status_code=201)

@@ -16,11 +16,12 @@ from litestar import Request, Response, delete, get, head, post, put, route
 from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
+from docbase.core.errors import Unauthorized
+from docbase.core.media.service import no_media_file
 from docbase.core.query import last_param, parse_flag
 from docbase.http.content import content_response
-from docbase.http.context import Ctx, RequestContext, ServerDependency
+from docbase.http.context import Ctx, RequestContext, ServerDependency, answer_options
 from docbase.http.context import route as route_request
-from docbase.http.cors import preflight
 from docbase.http.errors import MethodNotAllowed, NotImplementedHere
 from docbase.http.operations import json_response
 from docbase.http.params import list_query, query_params
@@ -39,8 +40,7 @@ META = ITEM + "/meta"
        include_in_schema=False)
 async def media_options(request: HttpRequest, docbase_server: ServerDependency) -> Response[bytes]:
     """CORS preflight of ``/media`` (no key): see :mod:`docbase.http.cors`."""
-    _, database, path = route_request(docbase_server, request)
-    return await preflight(request, database, path)
+    return await answer_options(request, docbase_server)
 
 
 @post(paths(MEDIA), status_code=201)
@@ -61,7 +61,10 @@ async def put_media() -> Response[bytes]:
 
 async def _content(request: HttpRequest, server: ServerDependency,
                    media_ref: str) -> Response[Any]:
-    _, database, _ = route_request(server, request)
+    try:
+        _, database, _ = route_request(server, request)
+    except Unauthorized:  # a database the server does not hold has no files either
+        raise no_media_file(media_ref) from None
     params = query_params(request)
     file = await database.media.open(media_ref, last_param(params, "s"))
     return await content_response(request, file, download=parse_flag(params, "download"),

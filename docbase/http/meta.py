@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from docbase.core.auth.decision import may_use
 from docbase.core.schema import meta
 from docbase.core.schema.openapi import openapi_document
 from docbase.http.bodies import read_json
@@ -27,9 +28,15 @@ async def database_meta(ctx: RequestContext) -> dict[str, Any]:
 
 
 async def openapi(ctx: RequestContext) -> dict[str, Any]:
-    """The OpenAPI document of the request's database, from its current schemas."""
+    """The OpenAPI document of the request's database, from its current schemas.
+
+    It describes only the collections the request's principal may use: a scoped key
+    or a token learns nothing of the others (not even their names).
+    """
     db = ctx.database
-    return openapi_document(ctx.database_name, await db.schemas.all(),
+    schemas = {name: schema for name, schema in (await db.schemas.all()).items()
+               if may_use(ctx.principal, name)}
+    return openapi_document(ctx.database_name, schemas,
                             strict=await db.schemas.mode() == "strict")
 
 

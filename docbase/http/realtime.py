@@ -37,13 +37,12 @@ from docbase.http.context import (
     Caller,
     Ctx,
     ServerDependency,
+    answer_options,
     authenticate_request,
     identify,
     raw_key,
     raw_token,
 )
-from docbase.http.context import route as route_request
-from docbase.http.cors import preflight
 from docbase.http.errors import CORS_STATE
 from docbase.http.headers import header
 from docbase.http.operations import json_response
@@ -85,8 +84,7 @@ async def require_realtime(database: Database) -> None:
 async def realtime_options(request: HttpRequest,
                            docbase_server: ServerDependency) -> Response[bytes]:
     """CORS preflight of ``/realtime`` (no key): see :mod:`docbase.http.cors`."""
-    _, database, path = route_request(docbase_server, request)
-    return await preflight(request, database, path)
+    return await answer_options(request, docbase_server)
 
 
 @get(REALTIME)

@@ -14,9 +14,13 @@ from litestar.params import FromPath
 
 from docbase.core.hooks.calling import HOOK_LOG
 from docbase.http import operations as op
-from docbase.http.context import Ctx, ServerDependency, context_of
-from docbase.http.context import route as route_request
-from docbase.http.cors import preflight
+from docbase.http.context import (
+    Ctx,
+    ServerDependency,
+    answer_options,
+    authorized_context,
+    context_of,
+)
 from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
 
 HttpRequest = Request[Any, Any, Any]
@@ -45,8 +49,7 @@ ALL_PATHS = [p for path in (COLLECTION, DOCUMENT, CHILDREN, CHILD, DATABASE_META
 @route(ALL_PATHS, http_method=["OPTIONS"], include_in_schema=False)
 async def options(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
     """CORS preflight (no key): see :mod:`docbase.http.cors`."""
-    _, database, path = route_request(docbase_server, request)
-    return await preflight(request, database, path)
+    return await answer_options(request, docbase_server)
 
 
 # ----------------------------------------------------------------------- collections
@@ -176,9 +179,13 @@ async def get_database_meta(request: HttpRequest, ctx: Ctx) -> Reply:
 
 
 @get(paths(OPENAPI))
-async def get_openapi(request: HttpRequest, ctx: Ctx) -> Reply:
-    """``GET /rest/_openapi``: the OpenAPI 3.1 document of the current schemas."""
-    return op.json_response(request, await openapi(ctx))
+async def get_openapi(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
+    """``GET /rest/_openapi``: the OpenAPI 3.1 document of the current schemas.
+
+    Any valid credential may read it; it describes what that credential may use.
+    """
+    return op.json_response(request, await openapi(await authorized_context(
+        request, docbase_server, description=True)))
 
 
 @get(paths(COLLECTION_META))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from docbase.core.auth.authentication import (
     LAST_USED_SECONDS,
+    UNKNOWN_KEY,
     authenticate,
     authenticate_key,
     keys_for_origin,
@@ -47,6 +48,7 @@ __all__ = [
     "METHODS",
     "REVOKED_COLLECTION",
     "SYSTEM",
+    "UNKNOWN_KEY",
     "USERS_COLLECTION",
     "Action",
     "ApiKey",

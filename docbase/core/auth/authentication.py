@@ -32,6 +32,8 @@ from docbase.core.update import SetOp, Update
 if TYPE_CHECKING:
     from docbase.core.system_data import SystemData
 
+UNKNOWN_KEY = "unknown API key"
+"""What a key that no database of the request knows is refused with."""
 LAST_USED_SECONDS = 60.0
 """The least time between two writes of one key's ``last_used``."""
 LAST_USED_NOTED: Namespace[bool] = Namespace("apikey-last-used-noted", ttl=LAST_USED_SECONDS)
@@ -53,9 +55,9 @@ async def authenticate_key(db: SystemData, raw_key: str | None) -> ApiKey:
         try:
             stored = await db.store.get(KEYS_COLLECTION, key_id(digest))
         except NotFound:
-            raise Unauthorized("unknown API key") from None
+            raise Unauthorized(UNKNOWN_KEY) from None
         if not hmac.compare_digest(stored["hash"], digest):  # same id prefix, other key
-            raise Unauthorized("unknown API key")
+            raise Unauthorized(UNKNOWN_KEY)
         return from_stored(stored)
 
     key = await db.auth_cache.fetch(KEY_BY_DIGEST, digest, load)

@@ -25,7 +25,10 @@ class Action(msgspec.Struct, frozen=True):
     the browser origin of an HTTP request (``None`` elsewhere); ``by_query`` marks a
     delete by query, which needs a full-access principal or a server-side hook;
     ``system`` an operation on a system collection (the hook log), which needs a
-    full-access principal.
+    full-access principal. ``description`` marks reading the API's description
+    (``/rest/_openapi``), which any valid credential may from an origin it allows:
+    its paths and methods are not asked, the answer describes only the collections
+    the principal may use (:func:`may_use`).
     """
 
     method: str
@@ -33,6 +36,7 @@ class Action(msgspec.Struct, frozen=True):
     origin: str | None = None
     by_query: bool = False
     system: bool = False
+    description: bool = False
 
 
 def authorize(principal: Principal, action: Action) -> None:
@@ -54,8 +58,22 @@ def authorize(principal: Principal, action: Action) -> None:
         return
     if action.origin and scope.origins and not scope.allows_origin(action.origin):
         raise Forbidden(f"this API key may not be used from origin {action.origin}")
+    if action.description:
+        return
     if not principal.full_access and not scope.allows(action.method, action.path):
         raise Forbidden(f"this API key may not {action.method} {action.path}")
+
+
+def may_use(principal: Principal, collection: str) -> bool:
+    """Tell whether ``principal`` may send some method to collection ``collection``."""
+    for path in (f"/rest/{collection}", f"/rest/{collection}/{'0' * 24}"):
+        for method in ("GET", "POST", "PUT", "PATCH", "DELETE"):
+            try:
+                authorize(principal, Action(method, path))
+            except Forbidden:
+                continue
+            return True
+    return False
 
 
 def _full_access_only(path: str) -> bool:

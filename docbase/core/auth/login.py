@@ -45,12 +45,7 @@ async def check_credentials(db: SettledSystemData, email: object, password: obje
         Unauthorized: no such user, or a wrong password (the same message for both).
 
     """
-    if not isinstance(email, str) or not isinstance(password, str) or not email:
-        raise InvalidQuery("the body must hold an email and a password (strings)")
-    try:
-        normal_email(email)
-    except InvalidQuery:
-        raise Unauthorized(LOGIN_REFUSED) from None
+    email, password = _checked(email, password)
     settings = (await db.settings.load()).auth.login
     await check_attempt(db, email, settings)
     found = await find_user(db, email)
@@ -59,6 +54,27 @@ async def check_credentials(db: SettledSystemData, email: object, password: obje
         raise Unauthorized(LOGIN_REFUSED)
     await clear_failures(db, email)
     return found[0]
+
+
+def refuse_login(email: object, password: object) -> Unauthorized:
+    """What a database without users answers a login (one the server does not hold).
+
+    Raises:
+        InvalidQuery: email or password missing or not strings, as for any database.
+
+    """
+    _checked(email, password)
+    return Unauthorized(LOGIN_REFUSED)
+
+
+def _checked(email: object, password: object) -> tuple[str, str]:
+    if not isinstance(email, str) or not isinstance(password, str) or not email:
+        raise InvalidQuery("the body must hold an email and a password (strings)")
+    try:
+        normal_email(email)
+    except InvalidQuery:
+        raise Unauthorized(LOGIN_REFUSED) from None
+    return email, password
 
 
 async def logout(db: SettledSystemData, bearer: Bearer) -> None:

@@ -60,6 +60,8 @@ ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512",
                          "ES256", "ES384", "ES512")
 """What an identity provider's token may be signed with when ``auth.jwt.public_key`` is set."""
 LEEWAY_SECONDS = 5
+NOT_OURS = "the bearer token is invalid for this database"
+"""The refusal of a token this database cannot verify."""
 """Clock skew tolerated on ``exp``, ``nbf`` and ``iat``."""
 
 
@@ -140,8 +142,25 @@ def _verify(token: str, key: Any, algorithms: list[str], *, issuer: str | None,
     except jwt.ImmatureSignatureError:
         raise InvalidToken("the bearer token is not valid yet") from None
     except (jwt.PyJWTError, ValueError, TypeError):
-        raise InvalidToken("the bearer token is invalid for this database") from None
+        raise InvalidToken(NOT_OURS) from None
     return claims
+
+
+def _unverified(token: str) -> tuple[dict[str, Any], dict[str, Any]]:
+    try:
+        return (jwt.get_unverified_header(token),
+                jwt.decode(token, options={"verify_signature": False}))
+    except jwt.PyJWTError:
+        raise InvalidToken("the bearer token is malformed") from None
+
+
+def refuse_token(token: str) -> InvalidToken:
+    """What a database that can verify no token answers ``token``: malformed or invalid."""
+    try:
+        _unverified(token)
+    except InvalidToken as malformed:
+        return malformed
+    return InvalidToken(NOT_OURS)
 
 
 async def authenticate_token(db: SettledSystemData, token: str) -> Bearer:
@@ -152,11 +171,7 @@ async def authenticate_token(db: SettledSystemData, token: str) -> Bearer:
             database, expired, not yet valid, of a deleted user, or revoked.
 
     """
-    try:
-        header = jwt.get_unverified_header(token)
-        unverified = jwt.decode(token, options={"verify_signature": False})
-    except jwt.PyJWTError:
-        raise InvalidToken("the bearer token is malformed") from None
+    header, unverified = _unverified(token)
     settings = await db.settings.load()
     algorithm = header.get("alg")
     if unverified.get("iss") == OWN_ISSUER:
@@ -164,7 +179,7 @@ async def authenticate_token(db: SettledSystemData, token: str) -> Bearer:
         if secret is None:  # made by another process within the last second, or never
             secret = DatabaseSettings.from_tree(await db.settings.tree()).auth.login.secret
         if secret is None:  # nobody has logged in here yet: no token can be ours
-            raise InvalidToken("the bearer token is invalid for this database")
+            raise InvalidToken(NOT_OURS)
         claims = _verify(token, secret, ["HS256"], issuer=OWN_ISSUER,
                          audience=own_audience(db.name))
         user = await cached_user(db, str(claims.get("sub")))
@@ -181,7 +196,7 @@ async def authenticate_token(db: SettledSystemData, token: str) -> Bearer:
         elif algorithm in ASYMMETRIC_ALGORITHMS and jwt_settings.public_key:
             key, algorithms = jwt_settings.public_key.encode(), list(ASYMMETRIC_ALGORITHMS)
         else:
-            raise InvalidToken("the bearer token is invalid for this database")
+            raise InvalidToken(NOT_OURS)
         claims = _verify(token, key, algorithms, issuer=jwt_settings.issuer,
                          audience=jwt_settings.audience)
         email = claims.get("email") or claims.get("sub")

@@ -51,6 +51,11 @@ SMALL_CONTENT = 32 * 1024
 """Content up to this size is kept with what ``open`` found (thumbnails, small files)."""
 
 
+
+def no_media_file(ref: str) -> NotFound:
+    """The refusal of a media file that does not exist (by id or by name)."""
+    return NotFound(f"no media file {ref!r}")
+
 class Media:
     """The media archive of one database (``db.media``)."""
 
@@ -175,7 +180,7 @@ class Media:
         newest = await self.records().find({"origname": ref},
                                            {"$orderby": {"_created": -1, "_id": -1}, "$max": 1})
         if not newest:
-            raise NotFound(f"no media file {ref!r}")
+            raise no_media_file(ref)
         return newest[0]
 
     async def open(self, ref: str, size: str | None = ORIGINAL) -> MediaFile:
