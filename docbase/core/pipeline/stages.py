@@ -233,7 +233,7 @@ class PublishChange:
         documents = () if deleted else tuple(write.documents)
         await self.bus.publish(ChangeEvent(
             write.collection, write.operation, write.method, tuple(ids), documents,
-            author=write.principal.author, cause=write.cause,
+            author=write.principal.author, cause=write.cause, previous=tuple(write.previous),
         ))
 
 
