@@ -6,6 +6,8 @@ over HTTPS and through the library."""
 from __future__ import annotations
 
 import asyncio
+import re
+from collections.abc import AsyncIterator
 from typing import Any
 
 import pytest
@@ -85,3 +87,37 @@ async def test_realtime_over_https_sends_a_delete_when_a_document_leaves(
              for e in events]
     assert shown == expected(red, other)
     assert all("salary" not in e.json()["data"] for e in events if e.name == "post")
+
+
+async def test_a_scoped_streams_ids_hide_the_writes_it_does_not_see(
+    feed_live: LiveDocbase,
+) -> None:
+    live = feed_live
+    token = await user_token(live, "ann@example.com")
+    await live.db.schemas.put(parse_schema("notes", {**NOTES, "access": RED_ONLY}))
+    notes = live.db.collection("notes")
+    async with open_events(live.client, "/realtime", params={"jwt": token}) as stream:
+        assert (await stream.next()).name == "ping"
+        await notes.insert({"title": "first", "team": "red"})
+        for number in range(5):  # writes ann does not see
+            await notes.insert({"title": f"blue {number}", "team": "blue"})
+        await notes.insert({"title": "second", "team": "red"})
+        first, second = [await stream.next(skip_pings=True) for _ in range(2)]
+    ids = [first.id, second.id]
+    assert all(re.fullmatch(r"x[0-9a-f]{16}", i) for i in ids), ids
+    sequence = [c.seq async for c in take_changes(live.db, 7)]
+    assert not {str(seq) for seq in sequence} & set(ids)
+    async with open_events(live.client, "/realtime", params={"jwt": token},
+                           headers={"Last-Event-ID": first.id}) as resumed:
+        again = await resumed.next(skip_pings=True)
+    assert again.json()["data"]["title"] == "second"
+    assert again.id == second.id
+
+
+async def take_changes(db: Database, count: int) -> AsyncIterator[Change]:
+    taken = 0
+    async for change in db.changes(since=0):
+        yield change
+        taken += 1
+        if taken == count:
+            return
