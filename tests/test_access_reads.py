@@ -195,3 +195,16 @@ async def test_schema_files_apply_access_rules(stores: Any) -> None:
         assert [c.what for c in changes] == ["notes"]
         await apply_plan(db, looser, changes)
         assert (await db.collection("notes", ANN).get(ids["bob 1"]))["title"] == "bob 1"
+
+
+async def test_a_lookup_hands_over_no_field_the_reader_may_not_read(stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "fields": {"salary": {"read": ["hr"]}}})
+        await db.schemas.put(parse_schema("links", {"fields": [
+            {"name": "note", "type": "lookup", "collection": "notes"}]}))
+        link = await db.collection("links").insert({"note": [ids["ann 1"]]})
+        [seen] = (await db.collection("links", ANN).get(link["_id"]))["note"]
+        assert seen["title"] == "ann 1"
+        assert "salary" not in seen
+        [paid] = (await db.collection("links", HR).get(link["_id"]))["note"]
+        assert paid["salary"] == 100

@@ -32,12 +32,15 @@ from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
 from docbase.core.parents import ParentRef, children_of
+from docbase.core.projection import project
 from docbase.core.query import MATCH_ALL, And, Eq, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
 from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.stored_schemas import SchemaRegistry
 
+Seen = bool | Projection
+"""What a principal sees of a lookup's target: nothing, all of it, or this projection."""
 ID_ONLY = Projection((("_id",),), True)
 """The projection of a query that only needs the ids."""
 UNREADABLE = (Forbidden, NotFound, Rejected)
@@ -123,7 +126,7 @@ class ReadRoad:
         targets = await self.lookup_targets(collection)
         if not targets or not documents:
             return
-        readable: dict[tuple[str, str], bool] = {}
+        readable: dict[tuple[str, str], Seen] = {}
         for document in documents:
             for field, target in targets:
                 items = document.get(field)
@@ -144,19 +147,27 @@ class ReadRoad:
         return copies
 
     async def _lookup_item(self, principal: Principal, target: str, item: object,
-                           readable: dict[tuple[str, str], bool]) -> object:
+                           readable: dict[tuple[str, str], Seen]) -> object:
         if not isinstance(item, dict) or not isinstance(item.get("_id"), str):
             return item
         key = (target, item["_id"])
         if key not in readable:
             read = ReadEvent(target, principal, document_id=item["_id"])
             readable[key] = await self._sees(await self.admitted(read))
-        return item if readable[key] else {"_id": item["_id"]}
+        seen = readable[key]
+        if seen is False:
+            return {"_id": item["_id"]}
+        return item if seen is True else project(item, seen)
 
-    async def _sees(self, read: ReadEvent | None) -> bool:
-        """Whether a read of one document, past its stages, finds it within their limits."""
+    async def _sees(self, read: ReadEvent | None) -> Seen:
+        """Whether a read of one document, past its stages, finds it within their limits.
+
+        Where access rules hide fields of it, the projection that drops them.
+        """
         if read is None or read.within is None or read.document_id is None:
             return read is not None
         query = msgspec.structs.replace(read.within, filter=And((
             Eq(("_id",), read.document_id), read.within.filter)), projection=ID_ONLY)
-        return bool(await self.documents.find(read.collection, query))
+        if not await self.documents.find(read.collection, query):
+            return False
+        return read.within.projection or True
