@@ -177,3 +177,34 @@ async def test_field_rules_over_https(live: LiveDocbase) -> None:
                    {"aggregate": "SUM:salary"}):
         refused = await live.client.get("/rest/notes", headers=ann, params=params)
         assert refused.status_code == 403, (params, refused.text)
+
+
+async def test_schema_files_apply_access_rules(stores: Any) -> None:
+    from docbase.core.schema.files import apply_plan, parse_schema_file, plan
+
+    async with Database(*stores) as db:
+        wanted = parse_schema_file({"collections": {"notes": {
+            **NOTES, "access": {"read": ["*"], "private": True}}}})
+        await apply_plan(db, wanted, plan(await db.schemas.all(), "schemaless", wanted))
+        ids = await seed_notes(db)
+        with pytest.raises(NotFound):
+            await db.collection("notes", ANN).get(ids["bob 1"])
+        looser = parse_schema_file({"collections": {"notes": {
+            **NOTES, "access": {"read": ["*"]}}}})
+        changes = plan(await db.schemas.all(), "schemaless", looser)
+        assert [c.what for c in changes] == ["notes"]
+        await apply_plan(db, looser, changes)
+        assert (await db.collection("notes", ANN).get(ids["bob 1"]))["title"] == "bob 1"
+
+
+async def test_a_lookup_hands_over_no_field_the_reader_may_not_read(stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "fields": {"salary": {"read": ["hr"]}}})
+        await db.schemas.put(parse_schema("links", {"fields": [
+            {"name": "note", "type": "lookup", "collection": "notes"}]}))
+        link = await db.collection("links").insert({"note": [ids["ann 1"]]})
+        [seen] = (await db.collection("links", ANN).get(link["_id"]))["note"]
+        assert seen["title"] == "ann 1"
+        assert "salary" not in seen
+        [paid] = (await db.collection("links", HR).get(link["_id"]))["note"]
+        assert paid["salary"] == 100

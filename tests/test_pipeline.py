@@ -67,11 +67,14 @@ def passes(collection: str, operation: str, ids: list[str] | None = None,
     """
     return [
         ("stage", "authorize", collection),
+        ("stage", "access", collection),
         ("stage", "validate", collection),
         ("validator", collection),
         ("stage", "before-hooks", collection),
         ("hook", f"before_{operation}", collection),
         ("stage", "content", collection),
+        ("stage", "access-check", collection),
+        ("stage", "previous", collection),
         *([("stage", "store", collection)] if store else []),
         *(inner or []),
         ("stage", "after-hooks", collection),
@@ -169,7 +172,7 @@ async def test_library_reads_pass_authorize_and_before_read_hooks(stores: Any) -
         await people.count()
         read_stages = [("stage", "authorize", "people"), ("stage", "schema", "people"),
                        ("stage", "lookups", "people"), ("stage", "before-hooks", "people"),
-                       ("hook", "before_read", "people")]
+                       ("hook", "before_read", "people"), ("stage", "access", "people")]
         assert log == read_stages * 3
 
 

@@ -93,7 +93,8 @@ class Database(AsyncResource):
         self.pipeline = Pipeline(
             lambda staged: write_stages(
                 staged, store=self.documents, relations=self.relations, hooks=self.hooks,
-                validators=self.validators, changes=self.changes, limits=self.limits),
+                validators=self.validators, changes=self.changes, limits=self.limits,
+                schemas=self.schemas),
             read_stages(hooks=self.hooks, schemas=self.schemas),
         )
         self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)

@@ -39,7 +39,10 @@ class Write(msgspec.Struct, kw_only=True):
     cascade delete of children); such a write was authorized with its cause.
     ``documents`` and ``ids`` are what the write is about and, once stored, what it
     stored: the new documents of an insert (before-hooks may change them), the document
-    an update stored, the ids a delete deleted.
+    an update stored, the ids a delete deleted. ``previous`` holds, for a collection with
+    access rules, the documents an update or delete finds before the store stage
+    (:mod:`docbase.core.access.previous`): its change event carries them, so that a
+    subscriber that could read a document before hears of its leaving.
     """
 
     operation: ClassVar[Operation]
@@ -50,6 +53,7 @@ class Write(msgspec.Struct, kw_only=True):
     cause: str | None = None
     documents: list[dict[str, Any]] = msgspec.field(default_factory=list)
     ids: list[str] = msgspec.field(default_factory=list)
+    previous: list[dict[str, Any]] = msgspec.field(default_factory=list)
 
 
 class Insert(Write, kw_only=True):
@@ -127,7 +131,8 @@ class ChangeEvent(msgspec.Struct, frozen=True):
     """A committed write, as subscribers of the change feed receive it.
 
     ``documents`` holds the stored documents of an insert or update; ``ids`` the ids
-    written (for a delete: the ids actually deleted).
+    written (for a delete: the ids actually deleted); ``previous`` the documents before an
+    update or delete of a collection with access rules (:attr:`Write.previous`).
     """
 
     collection: str
@@ -137,3 +142,4 @@ class ChangeEvent(msgspec.Struct, frozen=True):
     documents: tuple[dict[str, Any], ...] = ()
     author: str = "api"
     cause: str | None = None
+    previous: tuple[dict[str, Any], ...] = ()

@@ -9,6 +9,9 @@ from docbase.core.documents import Document, json_copy
 from docbase.core.ordering import MISSING
 from docbase.core.query import JSON, Path, Projection
 
+ID_ONLY = Projection((("_id",),), True)
+"""The projection of a query that only needs the ids."""
+
 _Tree: TypeAlias = "dict[str, _Tree | None]"  # None: keep the whole value
 
 

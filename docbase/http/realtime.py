@@ -2,7 +2,8 @@
 
 - ``GET /realtime``: ``text/event-stream`` of the events that
   :mod:`docbase.core.changes.realtime` makes (``ping``, ``post``, ``put``, ``delete``,
-  custom), each with an ``id:``; a ``Last-Event-ID`` header resumes after that id. The
+  custom), each with an ``id:``; a ``Last-Event-ID`` header resumes after that id (a
+  scoped credential's ids are masked, :mod:`docbase.core.changes.event_ids`). The
   credential is a key (header ``x-apikey``, parameter ``apikey``), a token (``jwt``),
   or ``rt-apikey`` (alone, or with a ``jwt``, when it must be a live key too). Any
   valid credential may subscribe; it receives the collections it may read. 401 without
@@ -24,6 +25,8 @@ from litestar.response import ServerSentEvent
 from litestar.response.sse import ServerSentEventMessage
 
 from docbase.core.auth import authenticate_key
+from docbase.core.auth.tokens import login_secret
+from docbase.core.changes.event_ids import MaskedEventIds
 from docbase.core.changes.readable import ReadableChanges
 from docbase.core.changes.realtime import (
     check_event_name,
@@ -98,7 +101,9 @@ async def subscribe(request: HttpRequest, docbase_server: ServerDependency) -> S
     if origin and key is not None and key.origins and not key.allows_origin(origin):
         raise Forbidden(f"this API key may not be used from origin {origin}")
     last = header(request, "last-event-id")
-    resume = parse_event_id(last) if last else None
+    masked = (None if context.principal.full_access
+              else MaskedEventIds(await login_secret(database)))
+    resume = None if not last else masked.parse(last) if masked else parse_event_id(last)
 
     async def still_allowed() -> bool:
         try:
@@ -110,7 +115,7 @@ async def subscribe(request: HttpRequest, docbase_server: ServerDependency) -> S
 
     events = realtime_events(database.changes, database.limits,
                              ReadableChanges(context.principal, origin, database.reads),
-                             resume=resume, still_allowed=still_allowed)
+                             resume=resume, still_allowed=still_allowed, label=masked or str)
 
     async def messages() -> AsyncIterator[ServerSentEventMessage]:
         try:

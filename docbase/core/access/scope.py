@@ -78,10 +78,3 @@ def read_scope(rules: AccessRules, principal: Principal, collection: str) -> Fil
         parts.append(where_filter(rules.where.read, principal))
     return parts[0] if len(parts) == 1 else And(tuple(parts))
 
-
-def may_change(rules: AccessRules, principal: Principal, operation: str,
-               document: dict[str, object]) -> bool:
-    """Whether ``principal`` may ``operation`` (update, delete) this readable document."""
-    if grant(rules, principal, operation) is Grant.ALL and not rules.private:
-        return True
-    return document.get(CREATOR[0]) == principal.author

@@ -29,7 +29,9 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     (``documents`` holds what a post or put stored, ``ids`` what it wrote or deleted),
     or the name of a custom event (``POST /realtime``), whose ``collection`` is
     ``None`` and whose ``data`` is what was published. ``seq`` orders the log;
-    ``time`` is when the entry was written.
+    ``time`` is when the entry was written. ``previous`` holds the documents before an
+    update or delete of a collection with access rules, for deciding who may hear of it
+    (:mod:`docbase.core.changes.readable`); no subscriber receives them.
     """
 
     seq: int
@@ -41,6 +43,7 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     method: str | None = None
     author: str = "api"
     time: str = ""
+    previous: tuple[Document, ...] = ()
 
     @property
     def custom(self) -> bool:
@@ -57,7 +60,7 @@ def change_from(event: ChangeEvent, seq: int, time: str) -> Change:
     """The entry recording the committed write ``event``."""
     return Change(seq=seq, event=EVENT_NAMES[event.operation], collection=event.collection,
                   ids=event.ids, documents=event.documents, method=event.method,
-                  author=event.author, time=time)
+                  author=event.author, time=time, previous=event.previous)
 
 
 def to_document(change: Change) -> Document:

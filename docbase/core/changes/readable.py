@@ -14,6 +14,11 @@ ask it, so none of them reveals a collection another would hide:
   (``docbase.core.evaluate.matches``, the reference semantics every adapter is held
   to), shaped by its fields (projection) if it sets some. A ``delete`` carries ids
   only, so it is sent as it is;
+- the access rules of a collection (:mod:`docbase.core.access`) narrow the same query
+  (read scope, hidden fields); a change of a collection with rules carries the
+  documents as they were before it (``previous``), so a ``delete`` reaches only those
+  who could read a deleted document, and an update that takes a document out of the
+  principal's scope reaches it as a ``delete`` of that id;
 - a lookup item in a ``post`` event whose target the principal may not read is its bare
   ``_id`` (the :class:`~docbase.core.reads.ReadRoad`).
 
@@ -23,16 +28,17 @@ The unscoped ``db.changes`` stays for system code: jobs, hooks, webhooks, export
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Sequence
 from typing import TYPE_CHECKING
 
 import msgspec
 
 from docbase.core.auth import Action, Principal, authorize
-from docbase.core.changes.entries import Change
+from docbase.core.changes.entries import EVENT_NAMES, Change
+from docbase.core.documents import Document
 from docbase.core.errors import Forbidden
 from docbase.core.evaluate import matches
-from docbase.core.events import ReadEvent
+from docbase.core.events import Operation, ReadEvent
 from docbase.core.names import is_user_collection
 from docbase.core.projection import project
 from docbase.core.query import MATCH_ALL, Query
@@ -90,19 +96,46 @@ class ReadableChanges:
         narrowing = await self.narrowing(self.road, change.collection)
         if narrowing is None:
             return None
+        if change.previous:
+            return await self._ruled(self.road, change, narrowing)
         if not change.documents:
             return change
         kept = (change.documents if narrowing.filter == MATCH_ALL
                 else [d for d in change.documents if matches(narrowing.filter, d)])
         if not kept:
             return None
+        return await self._shown(self.road, change, narrowing, kept)
+
+    async def _ruled(self, road: ReadRoad, change: Change, narrowing: Query) -> Change | None:
+        """A change of a collection with access rules, which carries the documents before.
+
+        A ``delete`` keeps the ids the principal could read; a ``put`` of a document it
+        could read before and not after is a ``delete`` of it; ``previous`` never leaves.
+        """
+        before = {d["_id"] for d in change.previous if matches(narrowing.filter, d)}
+        if not change.documents:
+            ids = tuple(i for i in change.ids if i in before)
+            return msgspec.structs.replace(change, ids=ids, previous=()) if ids else None
+        kept = [d for d in change.documents if matches(narrowing.filter, d)]
+        if kept:
+            return await self._shown(road, change, narrowing, kept)
+        left = tuple(d["_id"] for d in change.documents if d["_id"] in before)
+        if not left:
+            return None
+        return msgspec.structs.replace(change, event=EVENT_NAMES[Operation.DELETE],
+                                       method="DELETE", ids=left, documents=(), previous=())
+
+    async def _shown(self, road: ReadRoad, change: Change, narrowing: Query,
+                     kept: Sequence[Document]) -> Change:
+        """``change`` with only the ``kept`` documents, shaped for the principal."""
         documents = [dict(d) if narrowing.projection is None
                      else project(d, narrowing.projection) for d in kept]
-        await self.road.shape(change.collection, self.principal, documents)
-        if documents == list(change.documents):
+        await road.shape(change.collection or "", self.principal, documents)
+        if documents == list(change.documents) and not change.previous:
             return change  # the very object: its rendered events are shared
         ids = tuple(d["_id"] for d in kept)  # a post's and a put's ids are its documents'
-        return msgspec.structs.replace(change, documents=tuple(documents), ids=ids)
+        return msgspec.structs.replace(change, documents=tuple(documents), ids=ids,
+                                       previous=())
 
 
 class ReadableFeed:

@@ -133,12 +133,14 @@ def events_of(change: Change) -> list[tuple[str, Any]]:
 async def realtime_events(
     feed: ChangeFeed, limits: Limits, seen: Callable[[Change], Awaitable[Change | None]], *,
     resume: ResumePoint | None, still_allowed: Callable[[], Awaitable[bool]],
+    label: Callable[[int], str] = str,
 ) -> AsyncIterator[RealtimeEvent]:
     """The events of a realtime stream, for as long as it is read and ``still_allowed()``.
 
     ``seen`` gives each change as the subscriber may see it (``None``: not at all).
     ``still_allowed`` is asked before every ping (the credential may have been revoked,
-    realtime switched off); the stream ends when it says no.
+    realtime switched off); the stream ends when it says no. ``label`` writes a sequence
+    number as an event id (a scoped stream's: :mod:`.event_ids`).
 
     Raises:
         BackendError: the store failed while catching up from ``resume``.
@@ -161,10 +163,11 @@ async def realtime_events(
                 last = len(events) - 1
                 for part, (name, data) in enumerate(events):
                     if part > skip:
-                        event_id = str(change.seq) if part == last else f"{change.seq}.{part}"
+                        event_id = (label(change.seq) if part == last
+                                    else f"{label(change.seq)}.{part}")
                         yield RealtimeEvent(name, event_id, data)
             if loop.time() >= next_ping:
                 if not await still_allowed():
                     return
-                yield RealtimeEvent("ping", str(subscription.position), utc_now())
+                yield RealtimeEvent("ping", label(subscription.position), utc_now())
                 next_ping = loop.time() + limits.realtime_ping_interval

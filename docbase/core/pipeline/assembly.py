@@ -1,8 +1,10 @@
 """The order of the stages, written once.
 
 Every write, from HTTP or the library, passes :func:`write_stages` in this order:
-authorize, validate (schemas), before-hooks, the document rules of
-:mod:`.content`, the store operation,
+authorize, the collection's access rules (:mod:`docbase.core.access.writing`), validate
+(schemas), before-hooks, the document rules of :mod:`.content`, the access rules' check
+of what would be stored, keeping what an update or delete of a ruled collection finds
+(:mod:`docbase.core.access.previous`), the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
 passes :func:`read_stages`: authorize, refuse a collection a strict database does not
 define, refuse a query into a lookup copy the principal may not read, the
@@ -15,7 +17,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+from docbase.core.access.previous import RememberPrevious
 from docbase.core.access.reading import ApplyAccessRules
+from docbase.core.access.writing import AuthorizeAccessWrite, CheckAccessWrite
 from docbase.core.changes import ChangeBus
 from docbase.core.events import ReadEvent, WriteEvent
 from docbase.core.hooks.pipeline_points import HookRegistry
@@ -50,6 +54,7 @@ def write_stages(
     validators: list[Validator],
     changes: ChangeBus,
     limits: Limits,
+    schemas: SchemaRegistry,
 ) -> list[WriteStage]:
     """The stages of the write pipeline, in the order they run.
 
@@ -59,9 +64,12 @@ def write_stages(
     cascade = CascadedDeletes(relations, store, staged)
     return [
         AuthorizeWrite(),
+        AuthorizeAccessWrite(schemas, store),
         ValidateWrite(validators),
         RunWriteHooks(hooks, after=False),
         CheckDocumentContent(limits),
+        CheckAccessWrite(schemas, store),
+        RememberPrevious(schemas, store),
         StoreWrite(store, relations, cascade),
         RunWriteHooks(hooks, after=True),
         PublishChange(changes),

@@ -17,8 +17,8 @@ from typing import Protocol
 
 from docbase.core.events import DeleteWhere, WriteEvent
 from docbase.core.parents import children_of
-from docbase.core.pipeline.stages import ID_ONLY
 from docbase.core.ports import DocumentStore
+from docbase.core.projection import ID_ONLY
 from docbase.core.query import Query
 from docbase.core.relations import Relations
 

@@ -26,14 +26,13 @@ from docbase.core.hooks.pipeline_points import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
 from docbase.core.parents import ParentRef, scoped
 from docbase.core.ports import Deletion, DocumentStore
-from docbase.core.query import Filter, In, Projection, Query
+from docbase.core.projection import ID_ONLY
+from docbase.core.query import Filter, In, Query
 from docbase.core.relations import Relations
 from docbase.core.versioning import check_version
 
 Validator: TypeAlias = Callable[[WriteEvent], Awaitable[None]]
 """Checks and normalises a write's documents or body; raises ``ValidationFailed``."""
-ID_ONLY = Projection((("_id",),), True)
-"""The projection of a query that only needs the ids."""
 
 
 class Cascade(Protocol):
@@ -233,7 +232,7 @@ class PublishChange:
         documents = () if deleted else tuple(write.documents)
         await self.bus.publish(ChangeEvent(
             write.collection, write.operation, write.method, tuple(ids), documents,
-            author=write.principal.author, cause=write.cause,
+            author=write.principal.author, cause=write.cause, previous=tuple(write.previous),
         ))
 
 

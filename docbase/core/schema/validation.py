@@ -25,7 +25,8 @@ from docbase.core.errors import FieldError, ValidationFailed
 from docbase.core.events import Insert, UpdateDocument, WriteEvent
 from docbase.core.media.records import MEDIA_COLLECTION
 from docbase.core.ports import DocumentStore
-from docbase.core.query import In, Projection, Query
+from docbase.core.projection import ID_ONLY
+from docbase.core.query import In, Query
 from docbase.core.schema.model import (
     ARRAY_TYPES,
     MEDIA_TYPES,
@@ -49,7 +50,6 @@ from docbase.core.update import (
 )
 
 Problems = dict[str, list[str]]
-ID_ONLY = Projection((("_id",),), True)
 
 
 class SchemaValidator:
