@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from docbase import Database, InvalidQuery, ValidationFailed
+from docbase import Database, Forbidden, InvalidQuery, ValidationFailed
 from docbase.core.auth import Principal, Scope
 from docbase.core.query import Projection, Query
 from docbase.core.schema import parse_schema
@@ -115,6 +115,46 @@ async def test_the_library_refuses_an_unset_inside_a_lookup(stores: Any) -> None
             await public.insert({"owner": [{"_id": "not-an-id", "code": "x"}]})
         stored = await db.documents.get("public", public_id)
         assert stored["owner"] == [{"_id": secret_id}]
+
+
+# ------------------------------------------------------------------ 3. child paths
+
+
+async def test_a_child_path_is_also_a_write_into_the_child_collection(
+    live: LiveDocbase,
+) -> None:
+    await live.db.schemas.put(parse_schema("secret", {"fields": [
+        {"name": "code", "type": "text", "unique": True}]}))
+    held = await live.db.collection("secret").insert({"code": SECRET})
+    parent = await live.db.collection("public").insert({"title": "p"})
+    key = {"x-apikey": await live.key(paths=["/rest/public/**"],
+                                      methods=["GET", "POST", "PUT", "DELETE"])}
+    child = f"/rest/public/{parent['_id']}/secret"
+    for code in (SECRET, "free-value"):  # no 409/201 oracle either
+        response = await live.client.post(child, json={"code": code}, headers=key)
+        assert response.status_code == 403, response.text
+    assert (await live.client.get(child, headers=key)).status_code == 403
+    assert (await live.client.get(f"{child}/{held['_id']}", headers=key)).status_code == 403
+    listed = await live.client.get("/rest/secret", headers=live.auth())
+    assert [d["code"] for d in listed.json()] == [SECRET]
+    both = {"x-apikey": await live.key(paths=["/rest/public/**", "/rest/secret/**"],
+                                       methods=["GET", "POST"])}
+    created = await live.client.post(child, json={"code": "free-value"}, headers=both)
+    assert created.status_code == 201, created.text
+    assert len((await live.client.get(child, headers=both)).json()) == 1
+
+
+async def test_a_library_child_view_needs_the_child_collection(stores: Any) -> None:
+    public_only = Principal(kind="key", full_access=False, scope=Scope(
+        paths=("/rest/public/**",), methods=("GET", "POST", "PUT", "DELETE")))
+    async with Database(*stores) as db:
+        parent = await db.collection("public").insert({"title": "p"})
+        children = db.collection("public", public_only).children(parent["_id"], "secret")
+        with pytest.raises(Forbidden, match="/rest/secret"):
+            await children.insert({"code": SECRET})
+        with pytest.raises(Forbidden, match="/rest/secret"):
+            await children.find()
+        assert await db.collection("secret").find() == []
 
 
 async def test_a_query_inside_a_lookup_beyond_its_id_is_a_clear_400(stores: Any) -> None:
