@@ -13,11 +13,13 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import msgspec
 import pytest
 
 from docbase import Database, Forbidden, InvalidQuery, ValidationFailed
 from docbase.core.auth import Principal, Scope
-from docbase.core.query import Projection, Query
+from docbase.core.hooks import Hook, ReadContext
+from docbase.core.query import Aggregate, Projection, Query, SortKey, parse_cursor
 from docbase.core.schema import parse_schema
 from docbase.http.testing import LiveDocbase
 
@@ -155,6 +157,57 @@ async def test_a_library_child_view_needs_the_child_collection(stores: Any) -> N
         with pytest.raises(Forbidden, match="/rest/secret"):
             await children.find()
         assert await db.collection("secret").find() == []
+
+
+# ------------------------------------------------------------------ 4. hidden fields
+
+
+def hide_salary(db: Database) -> None:
+    @db.hook("hooked", Hook.BEFORE_GET)
+    async def hidden(ctx: ReadContext) -> None:
+        if ctx.query is not None:
+            ctx.query = msgspec.structs.replace(
+                ctx.query, projection=Projection((("salary",),), include=False))
+
+
+async def test_hook_hidden_fields_reach_no_cursor_or_aggregate(live: LiveDocbase) -> None:
+    hide_salary(live.db)
+    first = await live.db.collection("hooked").insert({"name": "a", "salary": 42000})
+    await live.db.collection("hooked").insert({"name": "b", "salary": 51000})
+    asked = [{"sort": "salary", "max": "1"}, {"sort": "name", "max": "1", "dir": "-1"},
+             {"q": json.dumps({"_id": first["_id"]}), "aggregate": "SUM:salary"},
+             {"q": json.dumps({"_id": first["_id"]}), "aggregate": "MAX:salary"},
+             {"q": '{"salary": {"$gt": 45000}}', "count": "true"},
+             {"q": '{"salary": 42000}'}, {"groupby": "salary"},
+             {"h": '{"$orderby": {"salary": 1}, "$max": 1}'}]
+    for params in asked:
+        response = await live.client.get("/rest/hooked", params=params, headers=live.auth())
+        text = response.text + json.dumps(dict(response.headers))
+        cursor = response.headers.get("x-next-cursor")
+        if cursor is not None:
+            text += json.dumps(msgspec.to_builtins(parse_cursor(cursor)))
+        assert "42000" not in text, (params, text)
+        assert "51000" not in text, (params, text)
+        assert response.status_code in (200, 403), (params, response.text)
+        if "salary" in json.dumps(params):
+            assert response.status_code == 403, (params, response.text)
+
+
+async def test_hook_hidden_fields_are_refused_in_library_queries(stores: Any) -> None:
+    async with Database(*stores) as db:
+        hide_salary(db)
+        hooked = db.collection("hooked")
+        await hooked.insert({"name": "a", "salary": 42000})
+        for query in (Query(sort=(SortKey(("salary",), 1),), limit=1),
+                      Query(aggregates=(Aggregate("MAX", "salary"),)),
+                      Query(groupby=(("salary",),))):
+            with pytest.raises(Forbidden, match="salary"):
+                await hooked.read(query)
+        with pytest.raises(Forbidden, match="salary"):
+            await hooked.count({"salary": 42000})
+        assert await hooked.count({"name": "a"}) == 1
+        page = await hooked.read_page(Query(sort=(SortKey(("name",), 1),), limit=1))
+        assert page.body == [{"_id": page.body[0]["_id"], "name": "a"}]  # type: ignore[index]
 
 
 async def test_a_query_inside_a_lookup_beyond_its_id_is_a_clear_400(stores: Any) -> None:

@@ -5,8 +5,8 @@ authorize, validate (schemas), before-hooks, the document rules of
 :mod:`.content`, the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
 passes :func:`read_stages`: authorize, refuse a collection a strict database does not
-define, refuse a query into a lookup copy the principal may not read, then the
-before-read hooks. A feature adds a
+define, refuse a query into a lookup beyond its ids, then the before-read hooks, which
+refuse a query by a field they hide (:mod:`docbase.core.reads.hidden`). A feature adds a
 stage here or a subscriber to the change bus; entry points never grow special cases.
 """
 
@@ -32,6 +32,7 @@ from docbase.core.pipeline.stages import (
     WriteStage,
 )
 from docbase.core.ports import DocumentStore
+from docbase.core.reads.hidden import RefuseHiddenFields
 from docbase.core.reads.lookups import GuardLookupQueries
 from docbase.core.relations import Relations
 from docbase.core.schema.stored_schemas import SchemaRegistry
@@ -68,8 +69,9 @@ def write_stages(
 
 def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
+    hooks_stage = RunReadHooks(hooks)
     return [AuthorizeRead(), RequireDefinedCollection(schemas), GuardLookupQueries(schemas),
-            RunReadHooks(hooks)]
+            RefuseHiddenFields(hooks_stage, hooks_stage.name)]
 
 
 class Pipeline:
