@@ -217,3 +217,40 @@ async def test_a_query_inside_a_lookup_beyond_its_id_is_a_clear_400(stores: Any)
         with pytest.raises(InvalidQuery, match="'owner'"):
             await public.find({"owner.code": SECRET})
         assert len(await public.find({"owner._id": secret_id})) == 1
+
+
+# ------------------------------------------------------------------ resolution
+
+
+async def test_lookups_resolve_in_one_read_per_target_collection(
+    stores: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with Database(*stores) as db:
+        await db.schemas.put(parse_schema("public", PUBLIC))
+        secrets = await db.collection("secret").insert_many(
+            [{"code": f"c{n}"} for n in range(30)])
+        await db.collection("public").insert_many(
+            [{"title": f"p{n}", "owner": [s["_id"], secrets[0]["_id"]]}
+             for n, s in enumerate(secrets)])
+        await db.collection("secret").delete(secrets[1]["_id"])
+        asked: list[str] = []
+        find = db.documents.find
+
+        async def counted(collection: str, query: Query) -> Any:
+            asked.append(collection)
+            return await find(collection, query)
+
+        monkeypatch.setattr(db.documents, "find", counted)
+        one_by_one = Principal(kind="key", full_access=False, scope=Scope(
+            paths=("/rest/public/**", "/rest/secret/*"), methods=("GET",)))
+        for principal, expected in ((None, "c2"), (one_by_one, "c2")):
+            asked.clear()
+            public = (db.collection("public") if principal is None
+                      else db.collection("public", principal))
+            found = await public.find(h={"$orderby": {"title": 1}, "$max": 100})
+            assert asked.count("secret") == 1, (principal, asked)
+            by_title = {d["title"]: d["owner"] for d in found}
+            assert by_title["p12"][0]["code"] == "c12"
+            assert by_title["p2"][1]["code"] == "c0"
+            assert by_title["p1"][0] == {"_id": secrets[1]["_id"]}  # deleted: its id
+            assert by_title["p2"][0]["code"] == expected
