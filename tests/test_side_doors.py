@@ -19,7 +19,7 @@ import pytest
 from docbase import Database, Forbidden, InvalidQuery, ValidationFailed
 from docbase.core.auth import Principal, Scope
 from docbase.core.hooks import Hook, ReadContext
-from docbase.core.query import Aggregate, Projection, Query, SortKey, parse_cursor
+from docbase.core.query import Aggregate, Projection, Query, ReadOptions, SortKey, parse_cursor
 from docbase.core.schema import parse_schema
 from docbase.http.testing import LiveDocbase
 
@@ -254,3 +254,26 @@ async def test_lookups_resolve_in_one_read_per_target_collection(
             assert by_title["p2"][1]["code"] == "c0"
             assert by_title["p1"][0] == {"_id": secrets[1]["_id"]}  # deleted: its id
             assert by_title["p2"][0]["code"] == expected
+
+
+async def test_embedded_children_resolve_their_lookups_in_one_read(
+    stores: Any, monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    async with Database(*stores) as db:
+        await db.schemas.put(parse_schema("kids", PUBLIC))
+        secret = await db.collection("secret").insert({"code": SECRET})
+        parents = await db.collection("public").insert_many([{"title": "a"}, {"title": "b"}])
+        for parent in parents:
+            await db.collection("public").children(parent["_id"], "kids").insert(
+                {"title": "k", "owner": secret["_id"]})
+        asked: list[str] = []
+        find = db.documents.find
+
+        async def counted(collection: str, query: Query) -> Any:
+            asked.append(collection)
+            return await find(collection, query)
+
+        monkeypatch.setattr(db.documents, "find", counted)
+        found = await db.collection("public").read(Query(), ReadOptions(fetchchildren=True))
+        assert asked.count("secret") == 1, asked
+        assert [d["kids"][0]["owner"][0]["code"] for d in found] == [SECRET, SECRET]  # type: ignore[index]

@@ -14,8 +14,9 @@ ask it, so none of them reveals a collection another would hide:
   (``docbase.core.evaluate.matches``, the reference semantics every adapter is held
   to), shaped by its fields (projection) if it sets some. A ``delete`` carries ids
   only, so it is sent as it is;
-- a lookup item in a ``post`` event whose target the principal may not read is its bare
-  ``_id`` (the :class:`~docbase.core.reads.ReadRoad`).
+- the lookups of a ``post`` or ``put`` event are resolved for the principal, an item
+  whose target it may not read being its bare ``_id`` (the
+  :class:`~docbase.core.reads.ReadRoad`).
 
 Each collection's answer is asked once per stream (the hooks run once, not per event).
 The unscoped ``db.changes`` stays for system code: jobs, hooks, webhooks, exports.
