@@ -222,6 +222,19 @@ async def test_a_query_inside_a_lookup_beyond_its_id_is_a_clear_400(stores: Any)
 # ------------------------------------------------------------------ resolution
 
 
+def count_finds(db: Database, monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The collections ``db.documents.find`` is asked for from now on, in order."""
+    asked: list[str] = []
+    find = db.documents.find
+
+    async def counted(collection: str, query: Query) -> Any:
+        asked.append(collection)
+        return await find(collection, query)
+
+    monkeypatch.setattr(db.documents, "find", counted)
+    return asked
+
+
 async def test_lookups_resolve_in_one_read_per_target_collection(
     stores: Any, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -233,14 +246,7 @@ async def test_lookups_resolve_in_one_read_per_target_collection(
             [{"title": f"p{n}", "owner": [s["_id"], secrets[0]["_id"]]}
              for n, s in enumerate(secrets)])
         await db.collection("secret").delete(secrets[1]["_id"])
-        asked: list[str] = []
-        find = db.documents.find
-
-        async def counted(collection: str, query: Query) -> Any:
-            asked.append(collection)
-            return await find(collection, query)
-
-        monkeypatch.setattr(db.documents, "find", counted)
+        asked = count_finds(db, monkeypatch)
         one_by_one = Principal(kind="key", full_access=False, scope=Scope(
             paths=("/rest/public/**", "/rest/secret/*"), methods=("GET",)))
         for principal, expected in ((None, "c2"), (one_by_one, "c2")):
@@ -266,14 +272,7 @@ async def test_embedded_children_resolve_their_lookups_in_one_read(
         for parent in parents:
             await db.collection("public").children(parent["_id"], "kids").insert(
                 {"title": "k", "owner": secret["_id"]})
-        asked: list[str] = []
-        find = db.documents.find
-
-        async def counted(collection: str, query: Query) -> Any:
-            asked.append(collection)
-            return await find(collection, query)
-
-        monkeypatch.setattr(db.documents, "find", counted)
+        asked = count_finds(db, monkeypatch)
         found = await db.collection("public").read(Query(), ReadOptions(fetchchildren=True))
         assert asked.count("secret") == 1, asked
         assert [d["kids"][0]["owner"][0]["code"] for d in found] == [SECRET, SECRET]  # type: ignore[index]
