@@ -7,7 +7,9 @@ and aggregates, ``_meta``, media metadata, writes, and the change feed. Each ans
 checked against :class:`Policy`, a small reference written here without
 :mod:`docbase.core.auth`:
 
-- a request is answered (not 403) exactly when the policy allows its method and path;
+- a request is answered (not 403) exactly when the policy allows its method and path,
+  and for a child path (``/rest/orders/O/lines``) the same method in the child
+  collection too (``/rest/lines``, ``/rest/lines/L``): the documents are stored there;
 - an answer holds no document the policy would not let the credential read on some
   path of its own (a lookup it may not read is a bare ``{"_id"}``; an embedded child
   field it may not read is absent), and never a password hash;
@@ -71,6 +73,10 @@ class Policy:
     methods: tuple[str, ...]
 
     def allows(self, method: str, path: str) -> bool:
+        """A child path (``/rest/orders/O/lines[/L]``) is also the child collection's."""
+        child = re.fullmatch(r"/rest/[^/]+/[^/]+/([^/]+)(/[^/]+)?", path)
+        if child is not None and not self.allows(method, f"/rest/{child[1]}{child[2] or ''}"):
+            return False
         if self.methods and method not in self.methods:
             return False
         return not self.paths or any(glob_matches(g, path) for g in self.paths)

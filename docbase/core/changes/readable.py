@@ -19,8 +19,9 @@ ask it, so none of them reveals a collection another would hide:
   documents as they were before it (``previous``), so a ``delete`` reaches only those
   who could read a deleted document, and an update that takes a document out of the
   principal's scope reaches it as a ``delete`` of that id;
-- a lookup item in a ``post`` event whose target the principal may not read is its bare
-  ``_id`` (the :class:`~docbase.core.reads.ReadRoad`).
+- the lookups of a ``post`` or ``put`` event are resolved for the principal, an item
+  whose target it may not read being its bare ``_id`` (the
+  :class:`~docbase.core.reads.ReadRoad`).
 
 Each collection's answer is asked once per stream (the hooks run once, not per event).
 The unscoped ``db.changes`` stays for system code: jobs, hooks, webhooks, exports.

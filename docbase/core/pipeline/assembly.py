@@ -7,9 +7,10 @@ of what would be stored, keeping what an update or delete of a ruled collection 
 (:mod:`docbase.core.access.previous`), the store operation,
 after-hooks, and publishing a :class:`~docbase.core.events.ChangeEvent`. Every read
 passes :func:`read_stages`: authorize, refuse a collection a strict database does not
-define, refuse a query into a lookup copy the principal may not read, the
-before-read hooks, then the collection's access rules (:mod:`docbase.core.access`),
-last so that no hook widens them. A feature adds a
+define, refuse a query into a lookup beyond its ids, the before-read hooks, which
+refuse a query by a field they hide (:mod:`docbase.core.reads.hidden`), then the
+collection's access rules (:mod:`docbase.core.access`), last so that no hook widens
+them. A feature adds a
 stage here or a subscriber to the change bus; entry points never grow special cases.
 """
 
@@ -38,6 +39,7 @@ from docbase.core.pipeline.stages import (
     WriteStage,
 )
 from docbase.core.ports import DocumentStore
+from docbase.core.reads.hidden import RefuseHiddenFields
 from docbase.core.reads.lookups import GuardLookupQueries
 from docbase.core.relations import Relations
 from docbase.core.schema.stored_schemas import SchemaRegistry
@@ -78,8 +80,9 @@ def write_stages(
 
 def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
+    hooks_stage = RunReadHooks(hooks)
     return [AuthorizeRead(), RequireDefinedCollection(schemas), GuardLookupQueries(schemas),
-            RunReadHooks(hooks), ApplyAccessRules(schemas)]
+            RefuseHiddenFields(hooks_stage, hooks_stage.name), ApplyAccessRules(schemas)]
 
 
 class Pipeline:

@@ -73,22 +73,33 @@ def rest_path(collection: str, parent: ParentRef | None, *tail: str) -> str:
     return "/".join((base, *tail))
 
 
-def write_action(write: WriteEvent) -> Action:
-    """The :class:`Action` a write asks the principal to be allowed."""
+def write_action(write: WriteEvent, parent: ParentRef | None) -> Action:
+    """The :class:`Action` a write asks the principal to be allowed, under ``parent``."""
     match write:
         case Insert():
-            path = rest_path(write.collection, write.parent)
+            path = rest_path(write.collection, parent)
         case DeleteWhere() | DeleteIds(bulk=True):
-            path = rest_path(write.collection, write.parent, "*")
+            path = rest_path(write.collection, parent, "*")
         case UpdateDocument() | DeleteIds():
-            path = rest_path(write.collection, write.parent, write.ids[0])
+            path = rest_path(write.collection, parent, write.ids[0])
     return Action(write.method, path, by_query=isinstance(write, DeleteWhere))
+
+
+def where_stored(parent: ParentRef | None) -> tuple[ParentRef | None, ...]:
+    """The parents an operation is authorized under: a child path's, then none.
+
+    The documents of a child path live in the child collection, so an operation there
+    is also the same operation in that collection (``/rest/<child>``, ``/rest/<child>/ID``).
+    """
+    return (None,) if parent is None else (parent, None)
 
 
 class AuthorizeWrite:
     """Ask the one decision of :mod:`docbase.core.auth` whether the write is allowed.
 
-    A cascaded write (``cause`` set) was authorized with the write that caused it.
+    A write through a child path is a write to the parent's path and the same write in
+    the child collection (:func:`where_stored`). A cascaded write (``cause`` set) was
+    authorized with the write that caused it.
     """
 
     name = "authorize"
@@ -96,7 +107,8 @@ class AuthorizeWrite:
     async def __call__(self, write: WriteEvent) -> None:
         """Raise ``Forbidden`` unless the principal may do this write."""
         if write.cause is None:
-            authorize(write.principal, write_action(write))
+            for parent in where_stored(write.parent):
+                authorize(write.principal, write_action(write, parent))
 
 
 class ValidateWrite:
@@ -237,15 +249,20 @@ class PublishChange:
 
 
 class AuthorizeRead:
-    """Ask the one decision of :mod:`docbase.core.auth` whether the read is allowed."""
+    """Ask the one decision of :mod:`docbase.core.auth` whether the read is allowed.
+
+    A read through a child path is a read of the parent's path and of the child
+    collection (:func:`where_stored`).
+    """
 
     name = "authorize"
 
     async def __call__(self, read: ReadEvent) -> None:
         """Raise ``Forbidden`` unless the principal may read this."""
         tail = () if read.document_id is None else (read.document_id,)
-        authorize(read.principal, Action("GET", rest_path(read.collection, read.parent, *tail),
-                                         system=not is_user_collection(read.collection)))
+        for parent in where_stored(read.parent):
+            authorize(read.principal, Action("GET", rest_path(read.collection, parent, *tail),
+                                             system=not is_user_collection(read.collection)))
 
 
 class RunReadHooks:

@@ -102,8 +102,8 @@ class ReadRoad:
                           limit=None)
             for child in await self.documents.find(field, query):
                 by_parent[child["_parent_id"]].append(child)
-        for children in by_parent.values():
-            await self.shape(field, principal, children)
+        await self.shape(field, principal,  # one read per lookup target for all parents
+                         [child for children in by_parent.values() for child in children])
         for document in documents:
             if document["_id"] in by_parent:
                 document[field] = [read_shape(child, metafields=metafields)
