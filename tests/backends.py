@@ -156,7 +156,8 @@ async def postgresql_schema() -> AsyncIterator[str]:
     from sqlalchemy.ext.asyncio import create_async_engine
     from sqlalchemy.pool import NullPool
 
-    schema = f"docbase_test_{os.getpid()}_{uuid.uuid4().hex[:10]}"
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "main")  # e.g. gw0: whose schema it is
+    schema = f"docbase_test_{worker}_{os.getpid()}_{uuid.uuid4().hex[:10]}"
     admin = create_async_engine(POSTGRESQL_URL.replace("postgresql://", "postgresql+asyncpg://",
                                                        1), poolclass=NullPool)
     try:

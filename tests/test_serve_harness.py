@@ -24,7 +24,12 @@ import httpx
 
 from docbase.testing.loopback import free_port
 
-START_TIMEOUT = 30.0
+START_TIMEOUT = 120.0
+"""Seconds for a server to answer ``/health``: only a hang takes that long, though a
+loaded machine (the suite's parallel workers, other runs) may take tens of seconds."""
+
+REQUEST_TIMEOUT = 60.0
+"""Seconds a request of :attr:`Served.client` may take, likewise a deadline for hangs."""
 
 
 def docbase_command() -> list[str]:
@@ -74,7 +79,8 @@ class Served:
     def client(self) -> httpx.Client:
         if self._client is None:
             verify: Any = self.ssl_context() if self.url.startswith("https") else True
-            self._client = httpx.Client(base_url=self.url, verify=verify, timeout=10)
+            self._client = httpx.Client(base_url=self.url, verify=verify,
+                                        timeout=REQUEST_TIMEOUT)
         return self._client
 
     def request(self, method: str, path: str, key: str | None = None,
@@ -184,8 +190,9 @@ def wait_ready(served: Served, timeout: float = START_TIMEOUT) -> None:
 
 
 def eventually(condition: Callable[[], bool], what: str = "the condition",
-               timeout: float = 20) -> None:
-    """Wait until ``condition()`` holds, as other processes act; fail after ``timeout`` s."""
+               timeout: float = 60) -> None:
+    """Wait until ``condition()`` holds, as other processes act; fail after ``timeout`` s
+    (a deadline for hangs: under load, other processes may take seconds to act)."""
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, f"timed out waiting for {what}"

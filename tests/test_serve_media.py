@@ -128,6 +128,9 @@ def test_a_200_mb_upload_streams_through_the_mongo_server(tmp_path: Path) -> Non
 
 # ------------------------------------------------------------------ a crash mid-upload
 
+HANG = 120
+"""Seconds after which the kill case's waits fail: only a hang takes that long, though a
+loaded machine (the suite's parallel workers) may take tens of seconds to respawn."""
 KILL_BODY = 50 * BLOCK
 SENT_BEFORE_KILL = 6 * BLOCK
 
@@ -146,7 +149,7 @@ class StalledUpload(threading.Thread):
                f"filename=\"cut.bin\"\r\n\r\n").encode()
         for number in range(KILL_BODY // BLOCK):
             if number * BLOCK == SENT_BEFORE_KILL:
-                self.release.wait(60)
+                self.release.wait(HANG)
             yield block(number)
         yield f"\r\n--{BOUNDARY}--\r\n".encode()
 
@@ -221,13 +224,13 @@ def test_a_worker_killed_mid_upload_leaves_only_what_the_sweep_removes(
         upload = StalledUpload(served)
         upload.start()
         eventually(lambda: chunk_count(storage) >= baseline + 1 + 4, "the upload's chunks",
-                   timeout=30)
+                   timeout=HANG)
         os.kill(the_worker(served), signal.SIGKILL)
         upload.release.set()
-        upload.join(30)
+        upload.join(HANG)
         assert upload.error is not None
         eventually(lambda: len(child_processes(served.process.pid)) == 1 and healthy(served),
-                   "the respawned worker", timeout=30)
+                   "the respawned worker", timeout=HANG)
         assert chunk_count(storage) > baseline + 1  # the killed upload's chunks stayed
         assert served.request("GET", "/media/*/meta", served.admin_key).json() != []
 

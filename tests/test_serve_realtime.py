@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import asyncio
 import ssl
-import time
 from pathlib import Path
 
 import httpx
@@ -15,11 +14,13 @@ from tests.test_serve_harness import run_cli, serving
 
 pytestmark = pytest.mark.postgres
 
-PROMISE = 1.0
-"""Seconds within which a write through one process reaches a subscriber of another."""
+HANG = 30.0
+"""Seconds after which an event not yet delivered counts as never delivered: a deadline
+for a hang only, as a loaded machine (the suite's parallel workers) may delay any event;
+how soon events arrive is measured by ``benchmarks/realtime_bench.py``, not asserted."""
 
 
-def test_a_write_through_one_server_reaches_a_subscriber_of_another_within_a_second(
+def test_a_write_through_one_server_reaches_a_subscriber_of_another(
     tmp_path: Path, schema_url: str,
 ) -> None:
     first_dir, second_dir = tmp_path / "a", tmp_path / "b"
@@ -29,27 +30,25 @@ def test_a_write_through_one_server_reaches_a_subscriber_of_another_within_a_sec
     with (serving(first_dir, "--storage", schema_url) as first,
           serving(second_dir, "--storage", schema_url) as second):
         key = first.admin_key
-        latencies = asyncio.run(_deliveries(first.url, first.ssl_context(), second.url,
+        delivered = asyncio.run(_deliveries(first.url, first.ssl_context(), second.url,
                                             second.ssl_context(), key))
-    figures = ", ".join(f"{1000 * s:.0f} ms" for s in latencies)
-    assert max(latencies) < PROMISE, f"write-to-delivery across processes: {figures}"
+    assert delivered == list(range(5))
 
 
 async def _deliveries(writer_url: str, writer_tls: ssl.SSLContext, reader_url: str,
-                      reader_tls: ssl.SSLContext, key: str) -> list[float]:
-    """Write five documents through one server; time each until the other delivers it."""
-    latencies = []
-    async with (httpx.AsyncClient(base_url=writer_url, verify=writer_tls, timeout=10) as writer,
+                      reader_tls: ssl.SSLContext, key: str) -> list[int]:
+    """Write five documents through one server; wait for each until the other delivers it."""
+    delivered = []
+    async with (httpx.AsyncClient(base_url=writer_url, verify=writer_tls, timeout=HANG) as writer,
                 httpx.AsyncClient(base_url=reader_url, verify=reader_tls, timeout=30) as reader,
                 open_events(reader, "/realtime", params={"apikey": key}) as stream):
         assert (await stream.next()).name == "ping"
         for n in range(5):
-            started = time.monotonic()
             response = await writer.post("/rest/notes", json={"n": n},
                                          headers={"x-apikey": key})
             assert response.status_code == 201, response.text
-            event = await stream.next(skip_pings=True, within=10)
-            latencies.append(time.monotonic() - started)
+            event = await stream.next(skip_pings=True, within=HANG)
             assert event.json()["data"] == response.json()
+            delivered.append(event.json()["data"]["n"])
             await asyncio.sleep(0.2)  # spread out, as independent writes would be
-    return latencies
+    return delivered
