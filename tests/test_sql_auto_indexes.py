@@ -81,6 +81,31 @@ async def test_filtered_finds_with_a_limit_count_too(url: str) -> None:
         assert await store.find("items", query) == before
 
 
+@pytest.mark.parametrize(("query", "path"), [
+    (Query(sort=(SortKey(("_created",), -1),), limit=20), "_created"),  # newest first
+    (Query(filter=Eq(("_createdby",), "owner1"), sort=(SortKey(("_id",), -1),), limit=20),
+     "_createdby"),  # a user's own documents, newest first
+    (Query(filter=Eq(("kind",), "k3"), sort=(SortKey(("price",), -1),), limit=20), "kind"),
+], ids=["newest-first", "per-owner", "condition-before-sort"])
+async def test_the_condition_and_the_fields_docbase_sets_get_the_index(
+        url: str, caplog: pytest.LogCaptureFixture, query: Query, path: str) -> None:
+    # the path the condition compares is indexed rather than the sorted one (the index
+    # then seeks to the matches), and _created or _createdby like any other field
+    async with opened(url, AutoIndexing(queries=THRESHOLD)) as store:
+        await _fill(store)
+        await store.insert("items", [new_document({"price": i, "kind": "k3"}, "owner1")
+                                     for i in range(5)])
+        before = await store.find("items", query)
+        with caplog.at_level(logging.INFO, logger="docbase.sql"):
+            await _run(store, query, THRESHOLD)
+        made = [r.getMessage() for r in caplog.records if "created an index" in r.getMessage()]
+        assert made, caplog.text
+        assert made[0].startswith(f"created an index on {path!r}"), made
+        plan = await store.explain("items", query)
+        assert _index_scan(plan, store.dialect.name), plan
+        assert await store.find("items", query) == before
+
+
 async def test_a_dropped_and_refilled_collection_is_indexed_again(url: str) -> None:
     async with opened(url, AutoIndexing(queries=THRESHOLD)) as store:
         await _fill(store)

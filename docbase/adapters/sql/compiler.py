@@ -132,11 +132,11 @@ class QueryCompiler:
             case Between(path=path, low=low, high=high):
                 return self._between(scope, path, low, high)
             case Regex(path=path, pattern=pattern, options=options):
-                low_high = prefix_bounds(pattern, options) or ()  # ^abc: a range, to seek
+                bounds = prefix_bounds(pattern, options)  # ^abc: a range, to seek
                 def matches(value: JsonValue) -> Condition:
-                    tests = [self.dialect.compare(value, op, bound)
-                             for op, bound in zip((">=", "<"), low_high, strict=False)]
-                    return sa.and_(*tests, self.dialect.regex(value.text(), pattern, options))
+                    found = self.dialect.regex(value.text(), pattern, options)
+                    return sa.and_(self.dialect.within(value, *bounds, "<"), found
+                                   ) if bounds else found
                 return self._any_value(scope, path, matches)
             case Exists(path=path, present=present):
                 found = self._plain_or_walked(
@@ -198,8 +198,8 @@ class QueryCompiler:
         if type_class(high) != cls:
             return sa.false()
         if cls in _SCALARS:
-            return self._any_value(scope, path, lambda value: sa.and_(
-                self.dialect.compare(value, ">=", low), self.dialect.compare(value, "<=", high)))
+            return self._any_value(scope, path,
+                                   lambda value: self.dialect.within(value, low, high, "<="))
         keys = self.dialect.literal_key(low), self.dialect.literal_key(high)
 
         def test(value: JsonValue) -> Condition:

@@ -217,6 +217,16 @@ class Dialect(abc.ABC):
             parts.append(key >= low)
         return sa.and_(*parts)
 
+    def within(self, value: JsonValue, low: JSON, high: JSON, high_op: str) -> Condition:
+        """``low <= value <high_op> high``, both bounds scalars of one type class.
+
+        One lower and one upper bound on the key, which an index seeks to; two
+        :meth:`compare` would each add their class's bound, and SQLite may seek with those.
+        """
+        key = self.order(value.key())
+        return sa.and_(key >= self.literal_key(low),
+                       key.operate(OPERATORS[high_op], self.literal_key(high)))
+
     def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
         """Test that ``value`` equals one of the scalar ``operands`` (1 = 1.0, true != 1)."""
         if len(operands) == 1:

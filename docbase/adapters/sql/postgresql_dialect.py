@@ -94,6 +94,11 @@ class PostgresDialect(Dialect):
         return pg_order.compare(value, op, operand)
 
     @override
+    def within(self, value: JsonValue, low: JSON, high: JSON, high_op: str) -> Condition:
+        # the class is one column (the rank) here: its test repeated costs nothing
+        return sa.and_(self.compare(value, ">=", low), self.compare(value, high_op, high))
+
+    @override
     def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
         assert isinstance(value, PgValue)
         return pg_order.equals_any(value, operands)

@@ -1,0 +1,149 @@
+"""Each shape of query users send, timed against get-by-id on the same store (a script).
+
+For each SQL store it loads ``--documents`` documents (default 1,000,000) into
+collection ``people`` through the store's bulk insert, then runs every shape of
+``docbase/testing/query_shapes.py`` (written as a user writes ``q`` and ``h``; the
+plan check ``tests/test_query_plans.py`` runs the same ones) in process, through the
+library (``store.find`` / ``store.count`` / ``store.get``, no HTTP), and prints each
+shape's median latency and its ratio to the median get-by-id of the same store.
+
+Indexes form as for a user of ``docbase serve``: the store indexes by itself
+(``limits.auto_index*``, ``docs/sql-adapter.md``), every shape is run ``--warmup``
+times (5) first and the background indexing is waited for. The threshold of automatic
+indexes is lowered to ``--warmup`` finds (in a day, not 20 in 5 minutes: a round of
+scans of 1,000,000 documents takes minutes) and their size cap raised to the
+collection's (``--indexes declared`` declares the queried fields with ``ensure_index``
+instead, as ``index: true`` does). The plan of each shape is printed with ``--plans``.
+
+    .venv/bin/python benchmarks/query_shapes.py [--documents 1000000]
+        [--stores sqlite,postgresql] [--indexes auto|declared] [--runs 200] [--plans]
+        [--skip-scans]
+        [--postgresql postgresql://postgres@127.0.0.1:5432/test]
+
+SQLite lives in a temporary directory; PostgreSQL in a fresh schema, dropped at the end.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from portability_bench import drop, store_url
+
+from docbase.core.documents import new_document
+from docbase.core.query import Query
+from docbase.core.schemes import open_stores
+from docbase.core.settings import AutoIndexing
+from docbase.testing.query_shapes import INDEXED, body, owner, shapes
+
+BULK = 20_000
+COLLECTION = "people"
+
+
+async def load(store: Any, size: int) -> list[str]:
+    """Insert ``size`` documents; return a sample of their ids."""
+    ids: list[str] = []
+    for start in range(0, size, BULK):
+        documents = [new_document(body(i), owner(i)) for i in range(start, min(size, start + BULK))]
+        ids.extend(d["_id"] for d in documents[::997])
+        await store.insert(COLLECTION, documents)
+    return ids
+
+
+async def timed(call: Any, runs: int) -> float:
+    """Median milliseconds of ``runs`` awaits of ``call()`` (fewer past 3 s, at least 5)."""
+    timings: list[float] = []
+    started = time.perf_counter()
+    while len(timings) < runs and (len(timings) < 5 or time.perf_counter() - started < 3):
+        began = time.perf_counter()
+        await call()
+        timings.append((time.perf_counter() - began) * 1000)
+    return statistics.median(timings)
+
+
+async def measure(url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
+    """Load, let the indexes form, and time every shape against get-by-id."""
+    # (every find of a shape counts towards its index; the default threshold, 20 within
+    # 300 s, is never reached by shapes that scan 1,000,000 documents for seconds each)
+    auto = (AutoIndexing(queries=args.warmup, window=86_400, max_documents=args.documents)
+            if args.indexes == "auto" else None)
+    # a scan of 1,000,000 documents takes longer than limits.query_timeout (5 s)
+    store, _ = open_stores(url, auto_index=auto, query_timeout=600)
+    async with store:
+        began = time.perf_counter()
+        ids = await load(store, args.documents)
+        print(f"  loaded {args.documents:,} in {time.perf_counter() - began:.0f} s", flush=True)
+        cases = [(shape.name, shape.kind, shape.query) for shape in shapes(args.documents)
+                 if not (args.skip_scans and shape.scans)]
+        if args.indexes == "declared":
+            for path in INDEXED:
+                await store.ensure_index(COLLECTION, tuple(path.split(".")))
+        began = time.perf_counter()
+        for _ in range(args.warmup):  # (a scan per shape and round at first)
+            for _name, kind, query in cases:
+                await (store.find(COLLECTION, query) if kind == "find"
+                       else store.count(COLLECTION, query.filter))
+            await asyncio.sleep(0)
+        idle = getattr(store, "auto_indexer", None)
+        if idle is not None:
+            await idle.idle()
+        print(f"  warmed up in {time.perf_counter() - began:.0f} s", flush=True)
+        sample = iter(ids * (args.runs // len(ids) + 1))
+        get = await timed(lambda: store.get(COLLECTION, next(sample)), args.runs)
+        rows = [{"shape": "get by id", "ms": get, "ratio": 1.0}]
+        for name, kind, query in cases:
+            async def run(kind: str = kind, query: Query = query) -> Any:
+                if kind == "find":
+                    return await store.find(COLLECTION, query)
+                return await store.count(COLLECTION, query.filter)
+
+            found = await run()
+            ms = await timed(run, args.runs)
+            rows.append({"shape": name, "ms": ms, "ratio": ms / get,
+                         "found": found if isinstance(found, int) else len(found)})
+            if args.plans:
+                plan = await store.explain(COLLECTION, query if kind == "find" else query.filter)
+                print(f"  {name}:\n    " + plan.replace("\n", "\n    "), flush=True)
+        return rows
+
+
+def main() -> None:
+    """Print, per store, each shape's median latency and its ratio to get-by-id."""
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--documents", type=int, default=1_000_000)
+    parser.add_argument("--stores", default="sqlite,postgresql")
+    parser.add_argument("--indexes", choices=("auto", "declared"), default="auto")
+    parser.add_argument("--runs", type=int, default=200)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--plans", action="store_true")
+    parser.add_argument("--skip-scans", action="store_true",
+                        help="leave out the shapes no index serves (array items)")
+    parser.add_argument("--postgresql", default="postgresql://postgres@127.0.0.1:5432/test")
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args()
+    results: dict[str, list[dict[str, Any]]] = {}
+    with tempfile.TemporaryDirectory() as directory:
+        for backend in args.stores.split(","):
+            print(f"{backend}:", flush=True)
+            url = store_url(backend, Path(directory), "shapes", args.postgresql)
+            try:
+                results[backend] = rows = asyncio.run(measure(url, args))
+            finally:
+                drop(url, args.postgresql)
+            for row in rows:
+                found = f"  ({row['found']} found)" if "found" in row else ""
+                print(f"  {row['shape']:<44} {row['ms']:9.3f} ms {row['ratio']:8.1f}x{found}",
+                      flush=True)
+    if args.json:
+        Path(args.json).write_text(json.dumps(results, indent=1))
+
+
+if __name__ == "__main__":
+    main()
