@@ -287,9 +287,11 @@ async def _answer(db: Any, call: Call) -> tuple[str, Any]:
         return "raises", type(exc).__name__
 
 
+@pytest.mark.parametrize("engine", ["sqlite-file",
+                                    pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def test_embedded_and_remote_answer_the_same(request: pytest.FixtureRequest,
-                                                   tmp_path: Path) -> None:
-    async with (served(request, "sqlite-file", tmp_path) as (live, embedded),
+                                                   tmp_path: Path, engine: str) -> None:
+    async with (served(request, engine, tmp_path) as (live, embedded),
                 client(live) as remote):
         made = await embedded.collection("people").insert_many([
             {"name": "Joe", "age": 17, "city": "Oslo", "tags": ["x", "y"]},

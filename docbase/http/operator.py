@@ -31,6 +31,7 @@ from typing import Any, get_args
 import msgspec
 from litestar import Request, Response, delete, get, post
 from litestar.handlers import HTTPRouteHandler
+from litestar.params import FromPath
 
 from docbase.core import auth
 from docbase.core.database import Database
@@ -95,7 +96,7 @@ async def create_key(request: HttpRequest, docbase_server: ServerDependency) -> 
 
 @delete(paths("/_ops/keys/{key:str}"), status_code=200)
 async def revoke_key(request: HttpRequest, docbase_server: ServerDependency,
-                     key: str) -> Reply:
+                     key: FromPath[str]) -> Reply:
     """``DELETE /_ops/keys/<key>``: revoke it; the revoked record."""
     return await _answer(request, docbase_server, lambda db: auth.revoke_key(db, key))
 
@@ -120,7 +121,7 @@ async def create_user(request: HttpRequest, docbase_server: ServerDependency) ->
 
 @delete(paths("/_ops/users/{email:str}"), status_code=200)
 async def delete_user(request: HttpRequest, docbase_server: ServerDependency,
-                      email: str) -> Reply:
+                      email: FromPath[str]) -> Reply:
     """``DELETE /_ops/users/<email>``: the deleted user."""
     return await _answer(request, docbase_server, lambda db: auth.delete_user(db, email))
 
