@@ -183,6 +183,14 @@ async def test_schema_validation_fails_with_the_field_list(live: LiveDocbase) ->
         await db.collection("people").insert({"name": "Ann", "email": "a@x.no"})
         with pytest.raises(docbase.Conflict):
             await db.collection("people").insert({"name": "Bo", "email": "a@x.no"})
+        each = await db.collection("people").insert_each(
+            [{"name": "Cy", "email": "c@x.no"}, {"name": "Di", "email": "a@x.no"},
+             {"email": "bad"}], validate=False)
+        assert each[0]["name"] == "Cy"  # type: ignore[index]
+        assert isinstance(each[1], docbase.Conflict)
+        assert each[2]["email"] == "bad"  # type: ignore[index]
+        checked = await db.collection("people").insert_each([{"name": "Ed"}, {"age": 1}])
+        assert [type(r).__name__ for r in checked] == ["dict", "ValidationFailed"]
         assert [f["name"] for f in (await db.collection("people").meta())["fields"]] == [
             "name", "email"]
         assert "people" in await db.collections()
