@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:  # imported on first use (below), so that a process running only a part
     # of docbase (the server's supervisor) does not hold the whole library in memory
+    from docbase.client import RemoteDatabase
     from docbase.core.auth.principal import Principal
     from docbase.core.changes import Change
     from docbase.core.composition import connect
@@ -107,6 +108,7 @@ _LAZY = {
     "ReadEvent": "docbase.core.events",
     "ReadOptions": "docbase.core.query",
     "Rejected": "docbase.core.errors",
+    "RemoteDatabase": "docbase.client",
     "TooManyRequests": "docbase.core.errors",
     "Unauthorized": "docbase.core.errors",
     "UnknownSchemeError": "docbase.core.errors",
@@ -175,6 +177,7 @@ __all__ = [
     "ReadEvent",
     "ReadOptions",
     "Rejected",
+    "RemoteDatabase",
     "TooManyRequests",
     "Unauthorized",
     "UnknownSchemeError",

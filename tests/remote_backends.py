@@ -62,3 +62,28 @@ async def remote_database(request: pytest.FixtureRequest, backend: str,
                 await docbase.connect(live.base_url, apikey=live.admin_keys["main"],
                                       verify=live.certfile) as remote):
         yield remote
+
+
+class ServedPair:
+    """A served database as a test of the embedded API sees it: its collections through
+    the remote client (over HTTPS), everything else (schemas, settings, the raw store:
+    a test's setup and inspection) on the served ``Database`` itself."""
+
+    def __init__(self, remote: Any, embedded: Database) -> None:
+        self.remote = remote
+        self.embedded = embedded
+
+    def collection(self, name: str) -> Any:
+        return self.remote.collection(name)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.embedded, name)
+
+
+@contextlib.asynccontextmanager
+async def served_pair(database: Database, directory: Path) -> AsyncIterator[ServedPair]:
+    """``database`` (open) served over HTTPS, and the client on it, as one :class:`ServedPair`."""
+    async with (live_docbase({"main": database}, directory) as live,
+                await docbase.connect(live.base_url, apikey=live.admin_keys["main"],
+                                      verify=live.certfile) as remote):
+        yield ServedPair(remote, database)

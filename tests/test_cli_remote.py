@@ -103,3 +103,30 @@ def test_a_command_that_cannot_act_remotely_says_so(served: Served, elsewhere: P
                      check=False)
     assert result.returncode == 2
     assert "does not take --url" in result.stderr
+
+
+def test_schema_apply_and_show_over_https(served: Served, elsewhere: Path) -> None:
+    schema_file = elsewhere / "schema.json"
+    schema_file.write_text(json.dumps({"collections": {"members": {"fields": [
+        {"name": "name", "type": "text", "required": True}]}}}))
+    dry = run_cli(elsewhere, "schema", "apply", str(schema_file), "--dry-run", *remote(served))
+    assert dry.stdout.startswith("+ members")
+    assert served.request("POST", "/rest/members", key=served.admin_key,
+                          json={}).status_code == 201  # not applied yet
+
+    run_cli(elsewhere, "schema", "apply", str(schema_file), *remote(served))
+    refused = served.request("POST", "/rest/members", key=served.admin_key, json={})
+    assert refused.status_code == 422, refused.text
+    again = run_cli(elsewhere, "schema", "apply", str(schema_file), *remote(served))
+    assert again.stdout.strip() == "no changes"
+
+    shown = json.loads(run_cli(elsewhere, "schema", "show", *remote(served)).stdout)
+    assert [f["name"] for f in shown["collections"]["members"]["fields"]] == ["name"]
+
+    schema_file.write_text(json.dumps({"collections": {}}))
+    destructive = run_cli(elsewhere, "schema", "apply", str(schema_file), *remote(served),
+                          check=False)
+    assert destructive.returncode == 1
+    assert "refusing destructive changes" in destructive.stderr
+    assert served.request("POST", "/rest/members", key=served.admin_key,
+                          json={}).status_code == 422

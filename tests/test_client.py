@@ -183,6 +183,14 @@ async def test_schema_validation_fails_with_the_field_list(live: LiveDocbase) ->
         await db.collection("people").insert({"name": "Ann", "email": "a@x.no"})
         with pytest.raises(docbase.Conflict):
             await db.collection("people").insert({"name": "Bo", "email": "a@x.no"})
+        each = await db.collection("people").insert_each(
+            [{"name": "Cy", "email": "c@x.no"}, {"name": "Di", "email": "a@x.no"},
+             {"email": "bad"}], validate=False)
+        assert each[0]["name"] == "Cy"  # type: ignore[index]
+        assert isinstance(each[1], docbase.Conflict)
+        assert each[2]["email"] == "bad"  # type: ignore[index]
+        checked = await db.collection("people").insert_each([{"name": "Ed"}, {"age": 1}])
+        assert [type(r).__name__ for r in checked] == ["dict", "ValidationFailed"]
         assert [f["name"] for f in (await db.collection("people").meta())["fields"]] == [
             "name", "email"]
         assert "people" in await db.collections()
@@ -287,9 +295,11 @@ async def _answer(db: Any, call: Call) -> tuple[str, Any]:
         return "raises", type(exc).__name__
 
 
+@pytest.mark.parametrize("engine", ["sqlite-file",
+                                    pytest.param("postgresql", marks=pytest.mark.postgres)])
 async def test_embedded_and_remote_answer_the_same(request: pytest.FixtureRequest,
-                                                   tmp_path: Path) -> None:
-    async with (served(request, "sqlite-file", tmp_path) as (live, embedded),
+                                                   tmp_path: Path, engine: str) -> None:
+    async with (served(request, engine, tmp_path) as (live, embedded),
                 client(live) as remote):
         made = await embedded.collection("people").insert_many([
             {"name": "Joe", "age": 17, "city": "Oslo", "tags": ["x", "y"]},

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -13,6 +14,7 @@ from docbase.core.documents import new_document
 from docbase.core.query import Query
 from docbase.core.schema import parse_schema
 from docbase.core.schema.uniqueness import CLAIMS_COLLECTION
+from tests.remote_backends import served_pair
 
 PEOPLE = {"fields": [
     {"name": "name", "type": "text", "required": True, "max": 20},
@@ -26,11 +28,18 @@ PEOPLE = {"fields": [
 ]}
 
 
-@pytest.fixture
-async def db(stores: Any) -> AsyncIterator[Database]:
-    async with Database(*stores) as database:
+@pytest.fixture(params=["embedded", "remote"])
+async def db(request: pytest.FixtureRequest, stores: Any,
+             tmp_path: Path) -> AsyncIterator[Database]:
+    """The database, and (``remote``) the same served over HTTPS with its collections
+    reached through the client (tests/remote_backends.py)."""
+    async with Database(*stores, name="main") as database:
         await database.schemas.put(parse_schema("people", PEOPLE))
-        yield database
+        if request.param == "embedded":
+            yield database
+            return
+        async with served_pair(database, tmp_path) as pair:
+            yield pair  # type: ignore[misc]
 
 
 async def problems(call: Any) -> dict[str, tuple[str, ...]]:

@@ -12,14 +12,18 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import msgspec
 
 from docbase.cli.common import add_action, on_database, say
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
-from docbase.core.schema.files import apply_plan, plan, read_schema_file
+from docbase.core.schema.file_runs import SchemaRun, apply_schema_file, stored_schema_file
+from docbase.core.schema.files import read_raw_schema_file, read_schema_file
+
+if TYPE_CHECKING:
+    from docbase.client import RemoteDatabase
 
 
 def register(commands: Any) -> None:
@@ -36,31 +40,49 @@ def register(commands: Any) -> None:
     add_action(actions, "show", show, help="print the stored schemas as a JSON schema file")
 
 
-@on_database
-async def apply_file(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``schema apply FILE [--force] [--dry-run]``."""
-    wanted = read_schema_file(Path(args.file))
-    changes = plan(await db.schemas.all(), await db.schemas.mode(), wanted)
-    if not changes:
+async def _apply_file(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    run = await apply_schema_file(db, read_schema_file(Path(args.file)), force=args.force,
+                                  dry_run=args.dry_run)
+    return _report(args, run, entry.name)
+
+
+async def _apply_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    read_schema_file(Path(args.file))  # checked here, where its errors can name the file
+    run = await remote.operator.apply_schemas(read_raw_schema_file(Path(args.file)),
+                                              force=args.force, dry_run=args.dry_run)
+    return _report(args, run, remote.name)
+
+
+def _report(args: argparse.Namespace, run: SchemaRun, database: str) -> int:
+    if not run.changes:
         print("no changes")
         return 0
-    for change in changes:
-        print(change.line())
-    if args.dry_run:
-        return 0
-    if any(change.destructive for change in changes) and not args.force:
+    for change in run.changes:
+        print(change)
+    if run.refused:
         say("error: refusing destructive changes; nothing was changed (use --force)")
         return 1
-    await apply_plan(db, wanted, changes)
-    say(f"applied {len(changes)} change(s) to database {entry.name!r}")
+    if run.applied:
+        say(f"applied {len(run.changes)} change(s) to database {database!r}")
     return 0
 
 
-@on_database
-async def show(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
-    """``schema show``: the stored schemas and mode, as a schema file."""
-    schemas = await db.schemas.all()
-    document = {"mode": await db.schemas.mode(), "collections": {
-        name: {"fields": schemas[name].to_json()["fields"]} for name in sorted(schemas)}}
+apply_file = on_database(_apply_file, remote=_apply_remote)
+"""``schema apply FILE [--force] [--dry-run]``."""
+
+
+def _print_file(document: dict[str, Any]) -> int:
     print(msgspec.json.format(msgspec.json.encode(document), indent=2).decode())
     return 0
+
+
+async def _show(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
+    return _print_file(await stored_schema_file(db))
+
+
+async def _show_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
+    return _print_file(await remote.operator.schemas())
+
+
+show = on_database(_show, remote=_show_remote)
+"""``schema show``: the stored schemas and mode, as a schema file."""

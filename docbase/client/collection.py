@@ -15,8 +15,10 @@ from typing import TYPE_CHECKING, Any
 import msgspec
 
 from docbase.client.changes import RemoteChange, follow
+from docbase.client.errors import error_from_body, is_error_body
 from docbase.client.query_params import encode_filter, list_params
 from docbase.core.documents import Document
+from docbase.core.errors import Conflict, DocbaseError, ValidationFailed
 from docbase.core.query import JSON, Filter, Query, ReadOptions
 
 if TYPE_CHECKING:
@@ -114,6 +116,26 @@ class RemoteCollection:
         created: list[Document] = await self.transport.request(
             "POST", self.path, json=[dict(b) if isinstance(b, Mapping) else b for b in bodies])
         return created
+
+    async def insert_each(self, bodies: Sequence[Mapping[str, JSON]], *,
+                          validate: bool = True) -> list[Document | DocbaseError]:
+        """Create each document on its own, not all or nothing: each one or its error.
+
+        With ``validate=False`` one ``POST ?validate=false`` of the array; else one
+        ``POST`` per document, as the embedded call does.
+        """
+        if validate:
+            results: list[Document | DocbaseError] = []
+            for body in bodies:
+                try:
+                    results.append(await self.insert(body))
+                except (Conflict, ValidationFailed) as exc:
+                    results.append(exc)
+            return results
+        answer = await self.transport.request("POST", self.path, params={"validate": "false"},
+                                              json=[dict(b) for b in bodies])
+        return [error_from_body(int(item["status"]), item) if is_error_body(item) else item
+                for item in answer]
 
     async def update(self, document_id: str, body: Mapping[str, JSON], *,
                      expected_version: int | None = None) -> Document:

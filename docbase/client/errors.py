@@ -32,7 +32,7 @@ from docbase.core.errors import (
 )
 from docbase.http.statuses import ERROR_STATUSES, answer_for
 
-__all__ = ["error_class", "error_from_answer"]
+__all__ = ["error_class", "error_from_answer", "error_from_body", "is_error_body"]
 
 
 def _subclasses(root: type[DocbaseError]) -> Iterator[type[DocbaseError]]:
@@ -82,6 +82,19 @@ def error_from_answer(status: int, body: bytes, headers: Mapping[str, str]) -> D
         data = None
     if not isinstance(data, dict):
         data = {"message": f"the server answered {status} without a docbase error body"}
+    return error_from_body(status, data, headers)
+
+
+def is_error_body(item: object) -> bool:
+    """Whether an element of an answer is an error body (an item ``validate=false`` refused)."""
+    return isinstance(item, dict) and {"name", "message", "status"} <= item.keys() \
+        and "_id" not in item
+
+
+def error_from_body(status: int, data: Mapping[str, Any],
+                    headers: Mapping[str, str] | None = None) -> DocbaseError:
+    """The exception a decoded error body stands for."""
+    headers = headers or {}
     message = str(data.get("message", ""))
     cls = error_class(data.get("name"), status)
     if cls is Unauthorized and 'error="invalid_token"' in headers.get("www-authenticate", ""):

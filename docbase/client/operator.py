@@ -1,4 +1,4 @@
-"""The operator routes (``/_ops``) of a remote database: keys, users, export, import.
+"""The operator routes (``/_ops``) of a remote database: keys, users, schemas, archives.
 
 ``db.operator`` of a :class:`~docbase.client.database.RemoteDatabase`; the ``docbase
 keys``/``users``/``export``/``import`` commands use it with ``--url``. Each call needs a
@@ -16,6 +16,7 @@ import msgspec
 
 from docbase.core.auth.keys import ApiKey
 from docbase.core.auth.users import User
+from docbase.core.schema.file_runs import SchemaRun
 
 if TYPE_CHECKING:
     from docbase.client.transport import Transport
@@ -66,6 +67,19 @@ class RemoteOperator:
         """Delete a user; its tokens stop working."""
         return msgspec.convert(await self.transport.request("DELETE", f"/_ops/users/{email}"),
                                User)
+
+    async def schemas(self) -> dict[str, Any]:
+        """The stored schemas and mode, as a schema file (``docbase schema show``)."""
+        document: dict[str, Any] = await self.transport.request("GET", "/_ops/schemas")
+        return document
+
+    async def apply_schemas(self, schema_file: Any, *, force: bool = False,
+                            dry_run: bool = False) -> SchemaRun:
+        """Apply a schema file's content (``docbase schema apply``): what it changed."""
+        answer = await self.transport.request("POST", "/_ops/schemas", json=schema_file,
+                                              params={"force": str(force).lower(),
+                                                      "dry_run": str(dry_run).lower()})
+        return msgspec.convert(answer, SchemaRun)
 
     async def export(self, out: Path, *, collections: Sequence[str] | None = None,
                      secrets: bool = False) -> int:

@@ -1,7 +1,7 @@
 """``/_ops``: the operator commands over HTTP, for ``docbase ... --url`` (full-access key).
 
 So that an operator needs no shell on the machine holding the data, the ``docbase
-keys``, ``users``, ``export`` and ``import`` commands reach a served database with
+keys``, ``users``, ``schema``, ``export`` and ``import`` commands reach a served database with
 ``--url https://... --apikey KEY`` through these routes (``docs/client.md``). Each
 calls the function the command calls on an open database:
 
@@ -13,6 +13,9 @@ calls the function the command calls on an open database:
 - ``GET /_ops/export?collections=a,b&secrets=true``: the archive (``application/x-tar``).
 - ``POST /_ops/import?mode=insert|upsert|skip&validate=false`` with the archive as the
   body: the summary.
+- ``GET /_ops/schemas``: the stored schemas as a schema file; ``POST
+  /_ops/schemas?force=true&dry_run=true`` with a schema file (JSON) as the body: its
+  changes and whether they were applied or refused (``docbase schema apply``).
 
 A key that is not full-access is refused (403), a request without one 401.
 """
@@ -32,10 +35,12 @@ from litestar.params import FromPath
 
 from docbase.core import auth
 from docbase.core.database import Database
-from docbase.core.errors import Forbidden, InvalidQuery
+from docbase.core.errors import ConfigurationError, Forbidden, InvalidQuery
 from docbase.core.portability.exporting import export_archive
 from docbase.core.portability.importing import ImportMode, import_archive
 from docbase.core.query import last_param
+from docbase.core.schema.file_runs import apply_schema_file, stored_schema_file
+from docbase.core.schema.files import parse_schema_file
 from docbase.http.auth import paths
 from docbase.http.bodies import object_body, read_json
 from docbase.http.context import ServerDependency, authenticate_request, route
@@ -159,7 +164,28 @@ async def import_(request: HttpRequest, docbase_server: ServerDependency) -> Rep
     return json_response(request, msgspec.to_builtins(summary))
 
 
+@get(paths("/_ops/schemas"))
+async def schemas(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
+    """``GET /_ops/schemas``: the stored schemas and mode, as a schema file."""
+    return await _answer(request, docbase_server, stored_schema_file)
+
+
+@post(paths("/_ops/schemas"), status_code=200)
+async def apply_schemas(request: HttpRequest, docbase_server: ServerDependency) -> Reply:
+    """``POST /_ops/schemas?force=true&dry_run=true``: apply the schema file of the body."""
+    database = await _operator(docbase_server, request)
+    params = query_params(request)
+    try:
+        wanted = parse_schema_file(await read_json(request, database.limits), "the body")
+    except ConfigurationError as exc:  # the caller's file, not the server's settings
+        raise InvalidQuery(exc.message) from None
+    run = await apply_schema_file(database, wanted, force=last_param(params, "force") == "true",
+                                  dry_run=last_param(params, "dry_run") == "true")
+    return json_response(request, msgspec.to_builtins(run))
+
+
 OPERATOR_HANDLERS: list[HTTPRouteHandler] = [
     list_keys, create_key, revoke_key, list_users, create_user, delete_user, export, import_,
+    schemas, apply_schemas,
 ]
 """The ``/_ops`` handlers; they need the ``docbase_server`` dependency."""

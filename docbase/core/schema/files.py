@@ -69,12 +69,21 @@ def read_schema_file(path: Path) -> SchemaFile:
             something invalid (the message says what, and where).
 
     """
+    return parse_schema_file(read_raw_schema_file(path), str(path))
+
+
+def read_raw_schema_file(path: Path) -> Any:
+    """The JSON or TOML content of a schema file, not yet checked.
+
+    Raises:
+        ConfigurationError: it cannot be read, or is not valid JSON or TOML.
+
+    """
     try:
         text = path.read_text(encoding="utf-8")
-        raw = tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
+        return tomllib.loads(text) if path.suffix == ".toml" else json.loads(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:
         raise ConfigurationError(f"cannot read schema file {path}: {exc}") from None
-    return parse_schema_file(raw, str(path))
 
 
 def parse_schema_file(raw: Any, source: str = "schema file") -> SchemaFile:
