@@ -99,7 +99,7 @@ def test_wrong_passwords_are_throttled_and_plain_users_cannot_sign_in(
             page.get_by_role("button", name="Create user").click()
             expect(page.get_by_role("cell", name=email, exact=True)).to_be_visible()
         page.get_by_label(f"New password for {plain}").fill("second password")
-        page.get_by_role("button", name=f"Set the password of {plain}").click()
+        page.get_by_role("button", name=f"Set password of {plain}").click()
         login = server.served.client.post("/auth/login", json={"email": plain,
                                                                "password": "second password"})
         assert login.status_code == 200, login.text
@@ -250,7 +250,9 @@ def test_uploaded_images_appear_as_thumbnails_and_can_be_deleted(
         expect(page.locator("#media")).to_contain_text("notes.txt")
         assert page.evaluate("window.pwned") is None
         screenshot(page, server, "media")
-        page.get_by_role("button", name="Delete notes.txt").click()
+        page.locator("summary", has_text="Delete notes.txt").click()
+        page.get_by_role("button", name="Confirm: delete notes.txt").click()
+        expect(page.get_by_role("status")).to_contain_text("Deleted file")
         expect(page.locator("#media")).not_to_contain_text("notes.txt")
     stored = server.api("GET", "/media/*/meta").json()
     assert [r["origname"] for r in stored] == [name]
@@ -290,7 +292,9 @@ def test_a_scoped_key_created_in_the_console_works_with_an_http_client(
         assert client.get("/rest/books", headers={"x-apikey": key}).status_code == 403
         page.goto(server.url + "/_/keys")  # the key is shown once: not on the next page
         expect(page.locator("#new-key")).to_have_count(0)
-        page.get_by_role("button", name=f"Revoke key {key[:8]}").click()
+        page.locator("summary", has_text=f"Revoke key {key[:8]}").click()
+        page.get_by_role("button", name=f"Confirm: revoke key {key[:8]}").click()
+        expect(page.get_by_role("status")).to_have_text("Key revoked.")
         eventually(lambda: client.get("/rest/people", headers={"x-apikey": key}).status_code
                    == 401, "the revoked key refused", timeout=5)
 
