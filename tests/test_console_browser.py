@@ -252,7 +252,7 @@ def test_uploaded_images_appear_as_thumbnails_and_can_be_deleted(
         screenshot(page, server, "media")
         page.locator("summary", has_text="Delete notes.txt").click()
         page.get_by_role("button", name="Confirm: delete notes.txt").click()
-        expect(page.get_by_role("status")).to_contain_text("Deleted file")
+        expect(page.locator("#flash")).to_contain_text("Deleted file")
         expect(page.locator("#media")).not_to_contain_text("notes.txt")
     stored = server.api("GET", "/media/*/meta").json()
     assert [r["origname"] for r in stored] == [name]
@@ -294,7 +294,7 @@ def test_a_scoped_key_created_in_the_console_works_with_an_http_client(
         expect(page.locator("#new-key")).to_have_count(0)
         page.locator("summary", has_text=f"Revoke key {key[:8]}").click()
         page.get_by_role("button", name=f"Confirm: revoke key {key[:8]}").click()
-        expect(page.get_by_role("status")).to_have_text("Key revoked.")
+        expect(page.locator("#flash")).to_have_text("Key revoked.")
         eventually(lambda: client.get("/rest/people", headers={"x-apikey": key}).status_code
                    == 401, "the revoked key refused", timeout=5)
 
@@ -377,6 +377,7 @@ def test_hostile_values_are_shown_as_text_and_run_nothing(server: ConsoleServer,
         sign_in(page, server)
         page.get_by_role("link", name="API keys").click()
         page.get_by_label("Description").fill('<img src=x onerror="alert(4)">')
+        page.get_by_label("Full access").check()
         page.get_by_role("button", name="Create key").click()
         expect(page.get_by_role("cell", name='<img src=x onerror="alert(4)">')).to_be_visible()
         for path in ("/_/c/hostile", f"/_/c/hostile/{created.json()['_id']}"):

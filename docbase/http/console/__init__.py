@@ -58,6 +58,8 @@ def _sign_in_first(request: HttpRequest, exc: SignInRequired) -> Response[Any]:
     So is a document saved after the session ended: its page then restores the edit.
     """
     path = request.scope["path"]
+    if request.method == "GET" and exc.signin_url.startswith(path.rstrip("/") + "/signin"):
+        return Redirect(exc.signin_url, status_code=303, headers=dict(CONSOLE_HEADERS))
     if request.method == "GET" and not path.endswith("/events"):
         after = path + (f"?{request.url.query}" if request.url.query else "")
     elif request.method == "POST" and "/_/c/" in path:
