@@ -206,3 +206,13 @@ def test_a_save_after_the_session_ended_signs_in_and_returns_to_the_document(
     for elsewhere in ("https://evil.example/", "//evil.example/_/", "/db/other/_/"):
         assert client.get("/_/signin", params={"next": elsewhere}).text.count(
             'name="next"') == 0
+
+
+def test_a_reload_of_a_form_action_goes_back_to_its_page(
+        console: tuple[httpx.Client, str]) -> None:
+    client, _ = console
+    for action, page in (("/_/users/admin", "/_/users"), ("/_/keys/revoke", "/_/keys"),
+                         ("/_/delivery/webhooks/remove", "/_/delivery"),
+                         ("/_/media/delete", "/_/media")):
+        answer = client.get(action)
+        assert (answer.status_code, answer.headers.get("location")) == (303, page), action

@@ -14,9 +14,10 @@ from importlib.resources import files
 
 from litestar import Response, get
 from litestar.params import FromPath
+from litestar.response import Redirect
 
 from docbase.core.errors import NotFound
-from docbase.http.console.guard import console_paths
+from docbase.http.console.guard import HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS
 
 ASSETS = {"console.css": "text/css", "console.js": "text/javascript",
@@ -37,6 +38,20 @@ async def asset(name: FromPath[str]) -> Response[bytes]:
         raise NotFound(f"no console asset {name!r}")
     return Response(_content(name), media_type=media_type,
                     headers={**CONSOLE_HEADERS, "cache-control": "public, max-age=3600"})
+
+
+ACTIONS = ("/users/{action:str}", "/keys/revoke", "/delivery/{action:path}",
+           "/media/delete", "/signout")
+"""The form actions (POST only) whose URL a browser may be left on, after an error page."""
+
+
+@get([path for action in ACTIONS for path in console_paths(action)])
+async def action_page(request: HttpRequest) -> Redirect:
+    """``GET`` of a form's action (a reload of its error page): back to the page it is on."""
+    console = await signed_in(request)
+    page = request.scope["path"][len(console.base):].split("/")[1]
+    return Redirect(f"{console.base}/{'' if page == 'signout' else page}", status_code=303,
+                    headers=dict(CONSOLE_HEADERS))
 
 
 @get(console_paths("/{unknown:path}"))
