@@ -4,13 +4,16 @@ Used by ``test_console_browser.py``: :func:`console_server` starts one server pe
 engine (two workers, realtime on, an administrator created with the CLI) and
 :func:`chromium` one browser per module. Each test gets its own browser context
 (:func:`open_page`), which fails the test if the page opened a dialog, threw an
-uncaught error or broke its Content-Security-Policy. With ``DOCBASE_SCREENSHOTS=1``
+uncaught error or broke its Content-Security-Policy, and runs axe-core on every page
+it loads (``scripts/axe-core/install.sh`` installs it): a serious or critical
+accessibility violation fails the test too. With ``DOCBASE_SCREENSHOTS=1``
 :func:`screenshot` saves the pictures ``docs/console.md`` shows.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -24,6 +27,18 @@ from tests.served_engines import engine_storage
 from tests.test_serve_harness import Served, run_cli, serving
 
 CHROMIUM = "/usr/bin/chromium"
+AXE = Path(__file__).resolve().parent.parent / ".axe-core/node_modules/axe-core/axe.min.js"
+AXE_RUN = """async () => {
+  const result = await axe.run(document, {
+    runOnly: {type: "tag", values: ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa",
+                                    "best-practice"]},
+    rules: {"label-content-name-mismatch": {enabled: true}},
+  });
+  return [window.location.href, result.violations
+    .filter((v) => ["serious", "critical"].includes(v.impact))
+    .map((v) => v.id + " (" + v.impact + "): " + v.nodes.map((n) => n.target).join(", "))];
+}"""
+"""axe-core's WCAG 2.1 A/AA and best-practice rules; the serious and critical findings."""
 ADMIN, PASSWORD = "admin@example.com", "correct horse battery"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "console"
 
@@ -75,10 +90,12 @@ def console_server(engine: str, cwd: Path) -> Iterator[ConsoleServer]:
 def chromium() -> Iterator[Any]:
     """Debian's Chromium under Playwright (skipped locally without it, failing in CI)."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI") == "true":
-            pytest.fail(f"{CHROMIUM} is missing (apt-get install chromium)")
-        pytest.skip(f"{CHROMIUM} is missing (apt-get install chromium)")
+    for needed, install in ((CHROMIUM, "apt-get install chromium"),
+                            (AXE, "bash scripts/axe-core/install.sh")):
+        if not Path(needed).exists():
+            if os.environ.get("CI") == "true":
+                pytest.fail(f"{needed} is missing ({install})")
+            pytest.skip(f"{needed} is missing ({install})")
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
         try:
@@ -88,15 +105,47 @@ def chromium() -> Iterator[Any]:
 
 
 class Watched:
-    """A page and what went wrong on it: dialogs, uncaught errors, CSP violations."""
+    """A page and what went wrong on it: dialogs, uncaught errors, CSP violations, and
+    the serious or critical accessibility violations axe-core finds on each page."""
 
     def __init__(self, page: Any) -> None:
         self.page = page
         self.dialogs: list[str] = []
         self.errors: list[str] = []
+        self.audited: list[str] = []
+        self.missed: list[str] = []
+        self.violations: list[str] = []
         page.on("dialog", self._dialog)
         page.on("pageerror", lambda error: self.errors.append(str(error)))
         page.on("console", self._console)
+        page.on("load", self._audit)
+
+    def _audit(self, page: Any) -> None:
+        """Run axe-core on the page just loaded; if the test has moved on meanwhile, the
+        page is audited again at the end (:meth:`audit_missed`)."""
+        url = page.url
+        audit = _axe(page)
+        if audit is None:
+            if url.startswith("https://") and "/_/" in url:
+                self.missed.append(url)
+            return
+        self.audited.append(audit[0])
+        self.violations.extend(f"{audit[0]}: {v}" for v in audit[1])
+
+    def audit_missed(self, context: Any) -> None:
+        """Open each page the test left before axe-core was done, and audit it."""
+        for url in dict.fromkeys(self.missed):
+            if url in self.audited:
+                continue
+            page = context.new_page()
+            try:
+                page.goto(url)
+                audit = _axe(page)
+            finally:
+                page.close()
+            assert audit is not None, f"axe-core could not check {url}"
+            self.audited.append(url)
+            self.violations.extend(f"{url}: {v}" for v in audit[1])
 
     def _dialog(self, dialog: Any) -> None:
         self.dialogs.append(dialog.message)
@@ -105,6 +154,26 @@ class Watched:
     def _console(self, message: Any) -> None:
         if "Content Security Policy" in message.text:
             self.errors.append(message.text)
+
+
+@functools.cache
+def _axe_source() -> str:
+    return AXE.read_text()
+
+
+def _axe(page: Any) -> tuple[str, list[str]] | None:
+    """``(URL, axe-core's serious and critical findings)`` of ``page``; ``None`` if it
+    went away (or is being audited already)."""
+    try:
+        if not page.evaluate("() => window.axe !== undefined"):
+            page.evaluate(_axe_source())
+        url, found = page.evaluate(AXE_RUN)
+        return str(url), list(found)
+    except Exception as exc:  # the page navigated or closed meanwhile
+        if any(word in str(exc) for word in ("destroyed", "navigat", "closed",
+                                              "already running")):
+            return None
+        raise
 
 
 @contextlib.contextmanager
@@ -116,10 +185,14 @@ def open_page(browser: Any, *, width: int = 1280, height: int = 800) -> Iterator
     watched = Watched(context.new_page())
     try:
         yield watched
+        watched.page.remove_listener("load", watched._audit)
+        watched.audit_missed(context)
     finally:
         context.close()
     assert watched.dialogs == [], f"the page opened dialogs: {watched.dialogs}"
     assert watched.errors == [], f"the page reported errors: {watched.errors}"
+    assert watched.violations == [], f"axe-core found: {watched.violations}"
+    assert watched.audited, "axe-core checked no page"
 
 
 def sign_in(page: Any, server: ConsoleServer, email: str = ADMIN,

@@ -19,6 +19,8 @@ import httpx
 import pytest
 
 from tests.console_browser import (
+    ADMIN,
+    PASSWORD,
     ConsoleServer,
     chromium,
     console_server,
@@ -99,7 +101,7 @@ def test_wrong_passwords_are_throttled_and_plain_users_cannot_sign_in(
             page.get_by_role("button", name="Create user").click()
             expect(page.get_by_role("cell", name=email, exact=True)).to_be_visible()
         page.get_by_label(f"New password for {plain}").fill("second password")
-        page.get_by_role("button", name=f"Set the password of {plain}").click()
+        page.get_by_role("button", name=f"Set password of {plain}").click()
         login = server.served.client.post("/auth/login", json={"email": plain,
                                                                "password": "second password"})
         assert login.status_code == 200, login.text
@@ -250,7 +252,9 @@ def test_uploaded_images_appear_as_thumbnails_and_can_be_deleted(
         expect(page.locator("#media")).to_contain_text("notes.txt")
         assert page.evaluate("window.pwned") is None
         screenshot(page, server, "media")
-        page.get_by_role("button", name="Delete notes.txt").click()
+        page.locator("summary", has_text="Delete notes.txt").click()
+        page.get_by_role("button", name="Confirm: delete notes.txt").click()
+        expect(page.locator("#flash")).to_contain_text("Deleted file")
         expect(page.locator("#media")).not_to_contain_text("notes.txt")
     stored = server.api("GET", "/media/*/meta").json()
     assert [r["origname"] for r in stored] == [name]
@@ -290,7 +294,9 @@ def test_a_scoped_key_created_in_the_console_works_with_an_http_client(
         assert client.get("/rest/books", headers={"x-apikey": key}).status_code == 403
         page.goto(server.url + "/_/keys")  # the key is shown once: not on the next page
         expect(page.locator("#new-key")).to_have_count(0)
-        page.get_by_role("button", name=f"Revoke key {key[:8]}").click()
+        page.locator("summary", has_text=f"Revoke key {key[:8]}").click()
+        page.get_by_role("button", name=f"Confirm: revoke key {key[:8]}").click()
+        expect(page.locator("#flash")).to_have_text("Key revoked.")
         eventually(lambda: client.get("/rest/people", headers={"x-apikey": key}).status_code
                    == 401, "the revoked key refused", timeout=5)
 
@@ -373,6 +379,7 @@ def test_hostile_values_are_shown_as_text_and_run_nothing(server: ConsoleServer,
         sign_in(page, server)
         page.get_by_role("link", name="API keys").click()
         page.get_by_label("Description").fill('<img src=x onerror="alert(4)">')
+        page.get_by_label("Full access").check()
         page.get_by_role("button", name="Create key").click()
         expect(page.get_by_role("cell", name='<img src=x onerror="alert(4)">')).to_be_visible()
         for path in ("/_/c/hostile", f"/_/c/hostile/{created.json()['_id']}"):
@@ -396,3 +403,122 @@ def test_the_console_is_usable_on_a_phone_sized_screen(server: ConsoleServer,
         page.keyboard.press("Tab")  # the first stop is the skip link
         expect(page.get_by_role("link", name="Skip to content")).to_be_focused()
         screenshot(page, server, "phone")
+
+
+def test_a_conflicting_save_shows_the_other_change_and_can_overwrite_it(
+        server: ConsoleServer, browser: Any) -> None:
+    created = server.api("POST", "/rest/drafts", json={"title": "First", "n": 1}).json()
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.goto(f"{server.url}/_/c/drafts/{created['_id']}")
+        changed = server.api("PATCH", f"/rest/drafts/{created['_id']}", json={"n": 2})
+        assert changed.status_code == 200, changed.text
+        page.get_by_label("Document (JSON)").fill('{"title": "Mine", "n": 1}')
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("alert")).to_contain_text("changed by someone else")
+        expect(page.locator("#stored-now")).to_contain_text('"n": 2')
+        assert server.api("GET", f"/rest/drafts/{created['_id']}").json()["n"] == 2
+        expect(page.get_by_role("link", name="Reload (drop my edit)")).to_be_visible()
+        page.get_by_role("button", name="Overwrite with my edit").click()
+        expect(page.get_by_role("status").first).to_have_text("Saved.")
+    stored = server.api("GET", f"/rest/drafts/{created['_id']}").json()
+    assert (stored["title"], stored["n"]) == ("Mine", 1)
+
+
+def test_an_edit_saved_after_the_session_ended_comes_back_after_signing_in(
+        server: ConsoleServer, browser: Any) -> None:
+    created = server.api("POST", "/rest/drafts", json={"title": "Before"}).json()
+    url = f"{server.url}/_/c/drafts/{created['_id']}"
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.goto(url)
+        page.get_by_label("Document (JSON)").fill('{"title": "Typed for an hour"}')
+        page.context.clear_cookies()  # the session is gone, as after the idle limit
+        page.get_by_role("button", name="Save").click()
+        expect(page).to_have_url(re.compile(r"/_/signin\?next="))
+        page.get_by_label("Email").fill(ADMIN)
+        page.get_by_label("Password").fill(PASSWORD)
+        page.get_by_role("button", name="Sign in").click()
+        expect(page).to_have_url(re.compile(re.escape(created["_id"]) + r"\?draft=1$"))
+        expect(page.locator("#draft-note")).to_have_text(
+            "Your unsaved edit is back: save it again.")
+        expect(page.get_by_label("Document (JSON)")).to_have_value(
+            '{"title": "Typed for an hour"}')
+        page.get_by_role("button", name="Save").click()
+        expect(page.get_by_role("status").first).to_have_text("Saved.")
+    assert server.api("GET", f"/rest/drafts/{created['_id']}").json()["title"] == \
+        "Typed for an hour"
+
+
+def test_destructive_actions_ask_first_and_the_last_administrator_stays(
+        server: ConsoleServer, browser: Any) -> None:
+    victim = f"victim-{server.engine}@example.com"
+    server.cli("users", "create", "--email", victim, "--password", "long enough")
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_role("link", name="Users").click()
+        confirm = page.get_by_role("button", name=f"Confirm: delete user {victim}")
+        expect(confirm).to_be_hidden()  # one click opens the question, not the deletion
+        page.locator("summary", has_text=f"Delete user {victim}").click()
+        confirm.click()
+        expect(page.locator("#flash")).to_have_text(f"User {victim} deleted.")
+        page.locator("summary", has_text=f"the administrator flag of {ADMIN}").click()
+        page.get_by_role("button", name=f"Confirm: {ADMIN} is no longer an administrator"
+                         ).click()
+        expect(page.get_by_role("alert")).to_contain_text("last administrator")
+        page.goto(f"{server.url}/_/")
+        expect(page.get_by_role("heading", name="Overview")).to_be_visible()
+
+
+def _contrast(first: str, second: str) -> float:
+    def luminance(rgb: str) -> float:
+        channels = [int(c) / 255 for c in re.findall(r"\d+", rgb)[:3]]
+        linear = [c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+                  for c in channels]
+        return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+    light, dark = sorted((luminance(first), luminance(second)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+ROW_LINES = """() => Math.max(...[...document.querySelectorAll('#documents tbody tr')].map(
+  (row) => row.getBoundingClientRect().height
+           / parseFloat(getComputedStyle(row.querySelector('td')).lineHeight)))"""
+
+
+def test_tables_and_forms_read_well_on_a_phone_and_a_desktop(server: ConsoleServer,
+                                                               browser: Any) -> None:
+    server.api("POST", "/rest/wide", json=[
+        {"title": f"A rather long title of a book number {n} in a series",
+         "rating": 44.26, "pages": "page/s", "isbn": f"978-3-16-148410-{n}",
+         "notes": "word " * 40} for n in range(25)])
+    for width, height in ((390, 844), (1280, 800)):
+        with open_page(browser, width=width, height=height) as watched:
+            page = watched.page
+            sign_in(page, server)
+            page.goto(f"{server.url}/_/c/wide")
+            expect(page.locator("#documents tbody tr")).to_have_count(25)
+            overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
+            assert overflow <= 0, f"the page is {overflow} px wider than the screen"
+            assert page.evaluate(ROW_LINES) <= 3
+            assert page.locator("#documents td").first.evaluate(
+                "(td) => getComputedStyle(td).overflowWrap") != "anywhere"
+            page.get_by_role("cell", name="44.26").first.wait_for()
+            page.locator("#documents tbody a").first.click()
+            expect(page.get_by_label("Document (JSON)")).to_be_visible()
+            overflow = page.evaluate("document.documentElement.scrollWidth - innerWidth")
+            assert overflow <= 0, f"the document page is {overflow} px too wide"
+            page.keyboard.press("Tab")  # keyboard focus: the skip link, with its ring
+            ring, style = page.evaluate("[getComputedStyle(document.activeElement)"
+                                        ".outlineColor, getComputedStyle("
+                                        "document.activeElement).outlineStyle]")
+            assert style != "none"
+            background = page.evaluate("getComputedStyle(document.documentElement)"
+                                       ".backgroundColor")
+            assert _contrast(ring, background) >= 3, (ring, background)
+            page.goto(f"{server.url}/_/keys")
+            page.get_by_label("Description").focus()
+            assert page.get_by_label("Description").evaluate(
+                "(e) => parseFloat(getComputedStyle(e).height)") >= 30

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlencode
 
 from litestar import Request, Response, Router
 from litestar.exceptions import HTTPException
@@ -23,7 +24,7 @@ from litestar.types import ExceptionHandlersMap
 
 from docbase.core.errors import DocbaseError
 from docbase.http.console.admin import ADMIN_HANDLERS
-from docbase.http.console.assets import asset
+from docbase.http.console.assets import action_page, asset, unknown_page
 from docbase.http.console.browse import open_collection, overview
 from docbase.http.console.delivery import DELIVERY_HANDLERS
 from docbase.http.console.documents import DOCUMENT_HANDLERS
@@ -52,9 +53,21 @@ def _page(request: HttpRequest, title: str, message: str, status: int) -> Respon
 
 
 def _sign_in_first(request: HttpRequest, exc: SignInRequired) -> Response[Any]:
-    if request.method == "GET" and not request.scope["path"].endswith("/events"):
+    """Send a page to the sign-in form, which comes back to it afterwards.
+
+    So is a document saved after the session ended: its page then restores the edit.
+    """
+    path = request.scope["path"]
+    if request.method == "GET" and exc.signin_url.startswith(path.rstrip("/") + "/signin"):
         return Redirect(exc.signin_url, status_code=303, headers=dict(CONSOLE_HEADERS))
-    return _page(request, "Sign in first", str(exc), 401)
+    if request.method == "GET" and not path.endswith("/events"):
+        after = path + (f"?{request.url.query}" if request.url.query else "")
+    elif request.method == "POST" and "/_/c/" in path:
+        after = path + "?draft=1"
+    else:
+        return _page(request, "Sign in first", str(exc), 401)
+    return Redirect(f"{exc.signin_url}?{urlencode({'next': after})}", status_code=303,
+                    headers=dict(CONSOLE_HEADERS))
 
 
 def _csrf_refused(request: HttpRequest, exc: CsrfRefused) -> Response[Any]:
@@ -94,7 +107,7 @@ def console_router() -> Router:
         path="/",
         route_handlers=[overview, open_collection, *DOCUMENT_HANDLERS, *SIGNIN_HANDLERS,
                         *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS,
-                        *DELIVERY_HANDLERS, console_events, asset],
+                        *DELIVERY_HANDLERS, console_events, asset, action_page, unknown_page],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=MAX_BODY_BYTES,
         include_in_schema=False,

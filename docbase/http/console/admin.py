@@ -1,8 +1,9 @@
 """API keys and users of the database, managed from the console.
 
 - ``GET /_/keys``: every key (prefix, scope, created, last used, revoked) and a form.
-- ``POST /_/keys``: create a key, full-access or limited to paths and methods; the
-  page that answers shows the key itself, once (only its hash is stored).
+- ``POST /_/keys``: create a key, full-access or limited to paths and methods (a key
+  with neither is refused: it would allow everything or nothing); the browser is sent
+  back to ``GET /_/keys``, which shows the key itself once (only its hash is stored).
 - ``POST /_/keys/revoke``: revoke the key whose id the form names.
 - ``GET /_/users``, ``POST /_/users/create``, ``POST /_/users/delete``,
   ``POST /_/users/admin`` (make an administrator or not), ``POST /_/users/password``.
@@ -19,15 +20,15 @@ from typing import Any
 
 from litestar import Response, get, post
 from litestar.params import FromPath
-from litestar.response import Redirect
 
 from docbase.core import auth
 from docbase.core.auth import METHODS
 from docbase.core.auth.principal import split_roles
-from docbase.core.errors import DocbaseError
+from docbase.core.errors import DocbaseError, Forbidden, InvalidQuery
 from docbase.core.settings.display import parse_value, shown_settings
+from docbase.http.console.flash import go
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
-from docbase.http.console.rendering import CONSOLE_HEADERS, render
+from docbase.http.console.rendering import render
 from docbase.http.errors import answer_for
 
 
@@ -36,11 +37,12 @@ def _lines(value: Any) -> list[str]:
     return [part.strip() for part in text.replace(",", "\n").splitlines() if part.strip()]
 
 
-async def _keys_page(console: Console, *, created: str = "", error: str = "",
-                     status: int = 200) -> Response[str]:
+async def _keys_page(console: Console, *, error: str = "", status: int = 200
+                     ) -> Response[str]:
     keys = await auth.list_keys(console.database)
     return render("keys.html", status, **console.page(
-        title="API keys", keys=keys, created=created, error=error, methods=sorted(METHODS)))
+        title="API keys", keys=keys, created=console.flash.secret, error=error,
+        methods=sorted(METHODS)))
 
 
 @get(console_paths("/keys"))
@@ -49,31 +51,34 @@ async def keys_page(request: HttpRequest) -> Response[str]:
     return await _keys_page(await signed_in(request))
 
 
-@post(console_paths("/keys"), status_code=200)
-async def create_key(request: HttpRequest) -> Response[str]:
-    """``POST /_/keys``: the new key is in the answer, and nowhere else."""
+@post(console_paths("/keys"), status_code=303)
+async def create_key(request: HttpRequest) -> Response[Any]:
+    """``POST /_/keys``: then ``GET /_/keys`` shows the new key, once."""
     form = await request.form()
     console = await signed_in(request, form=dict(form))
     paths, methods = _lines(form.get("paths")), form.getall("methods", [])
     full = form.get("full_access") == "on"
     description = form.get("description")
     try:
+        if not (full or paths or methods):
+            raise InvalidQuery("a key without full access needs paths or methods: tick "
+                               "Full access, or name what the key may do")
         raw, _ = await auth.create_key(
-            console.database, full_access=full or None, paths=paths, methods=methods,
+            console.database, full_access=full, paths=paths, methods=methods,
             description=description if isinstance(description, str) else "")
     except DocbaseError as exc:
         return await _keys_page(console, error=exc.message,
                                 status=answer_for(type(exc)).status)
-    return await _keys_page(console, created=raw, status=201)
+    return go(console.base, console.base + "/keys", "Key created.", secret=raw)
 
 
 @post(console_paths("/keys/revoke"), status_code=303)
-async def revoke_key(request: HttpRequest) -> Redirect:
+async def revoke_key(request: HttpRequest) -> Response[Any]:
     """``POST /_/keys/revoke``: revoke the key with the form's ``id``."""
     form = await request.form()
     console = await signed_in(request, form=dict(form))
     await auth.revoke_key(console.database, str(form.get("id", "")))
-    return Redirect(console.base + "/keys", status_code=303, headers=dict(CONSOLE_HEADERS))
+    return go(console.base, console.base + "/keys", "Key revoked.")
 
 
 async def _users_page(console: Console, *, error: str = "", status: int = 200
@@ -101,20 +106,44 @@ async def change_user(request: HttpRequest, action: FromPath[str]) -> Response[A
         if action == "create":
             await auth.create_user(database, email, password,
                                    admin=form.get("admin") == "on", roles=roles)
+            done = f"User {email} created."
         elif action == "roles":
             await auth.set_roles(database, email, roles)
+            done = f"Roles of {email} set."
         elif action == "delete":
+            await _keep_an_administrator(console, email)
             await auth.delete_user(database, email)
+            done = f"User {email} deleted."
         elif action == "admin":
-            await auth.set_admin(database, email, form.get("admin") == "on")
+            granted = form.get("admin") == "on"
+            if not granted:
+                await _keep_an_administrator(console, email)
+            await auth.set_admin(database, email, granted)
+            done = f"{email} is {'now' if granted else 'no longer'} an administrator."
         elif action == "password":
             await auth.set_password(database, email, password)
+            done = f"Password of {email} set."
         else:
             return await _users_page(console, error=f"no user action {action!r}", status=404)
     except DocbaseError as exc:
         return await _users_page(console, error=exc.message,
                                  status=answer_for(type(exc)).status)
-    return Redirect(console.base + "/users", status_code=303, headers=dict(CONSOLE_HEADERS))
+    return go(console.base, console.base + "/users", done)
+
+
+async def _keep_an_administrator(console: Console, email: str) -> None:
+    """Refuse to take the last administrator's flag (or user) away.
+
+    After that, only the command line could sign anyone in to the console again.
+
+    Raises:
+        Forbidden: ``email`` is the only administrator left.
+
+    """
+    admins = {u.email for u in await auth.list_users(console.database) if u.admin}
+    if admins == {email.strip().lower()}:
+        raise Forbidden(f"{email} is the last administrator: make another user an "
+                        "administrator first")
 
 
 async def _settings_page(console: Console, *, error: str = "", status: int = 200
@@ -135,12 +164,12 @@ async def change_setting(request: HttpRequest) -> Response[Any]:
     """``POST /_/settings``: store ``value`` at ``path``."""
     form = await request.form()
     console = await signed_in(request, form=dict(form))
+    path = str(form.get("path", "")).strip()
     try:
-        await console.database.settings.set(str(form.get("path", "")).strip(),
-                                            parse_value(str(form.get("value", ""))))
+        await console.database.settings.set(path, parse_value(str(form.get("value", ""))))
     except DocbaseError as exc:
         return await _settings_page(console, error=exc.message, status=422)
-    return Redirect(console.base + "/settings", status_code=303, headers=dict(CONSOLE_HEADERS))
+    return go(console.base, console.base + "/settings", f"Setting {path} saved.")
 
 
 ADMIN_HANDLERS = [keys_page, create_key, revoke_key, users_page, change_user, settings_page,

@@ -25,7 +25,7 @@ from docbase.core.errors import InvalidQuery
 from docbase.core.names import check_collection_name
 from docbase.core.query import parse_list_params
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
-from docbase.http.console.rendering import CONSOLE_HEADERS, render
+from docbase.http.console.rendering import CONSOLE_HEADERS, render, visible
 from docbase.http.console.targets import Target
 
 LIST_PARAMS = ("q", "h", "filter", "sort", "dir", "skip", "max")
@@ -79,8 +79,11 @@ async def open_collection(request: HttpRequest) -> Redirect:
 
 
 def cell(value: Any) -> str:
-    """A document value as the table shows it: text as is, anything else as JSON, cut."""
-    shown = value if isinstance(value, str) else msgspec.json.encode(value).decode()
+    """A document value as the table shows it: text as is, anything else as JSON, cut.
+
+    Bidi and control characters are written as escapes (:func:`visible`).
+    """
+    shown = visible(value if isinstance(value, str) else msgspec.json.encode(value).decode())
     return shown if len(shown) <= CELL_CHARACTERS else shown[:CELL_CHARACTERS - 1] + "…"
 
 
@@ -131,6 +134,7 @@ async def collection_page(request: HttpRequest, console: Console,
         rest_url += "?" + urlencode(params)
     return render("collection.html", 400 if error else 200, **console.page(
         title=target.collection_parts[-1], target=target, params=params, error=error,
+        live=(await console.database.settings.load()).realtime.enabled,
         headers=headers, rows=rows, rest_url=rest_url, collection=collection.name,
         previous=url(skip=max(skip - size, 0)) if skip > 0 else None,
         next=url(skip=skip + size) if len(documents) >= size else None,

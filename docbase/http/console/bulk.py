@@ -12,13 +12,13 @@ from __future__ import annotations
 from typing import Any
 
 from litestar import Response
-from litestar.response import Redirect
 
 from docbase.core.collection import Collection
 from docbase.core.errors import InvalidQuery
 from docbase.core.query import Filter
+from docbase.http.console.flash import go
 from docbase.http.console.guard import Console
-from docbase.http.console.rendering import CONSOLE_HEADERS, render
+from docbase.http.console.rendering import render
 from docbase.http.console.targets import Target
 from docbase.http.params import query_filter
 
@@ -41,9 +41,9 @@ async def preview(console: Console, target: Target, collection: Collection,
 
 
 async def delete_matching(console: Console, target: Target, collection: Collection,
-                          q: Any) -> Redirect:
+                          q: Any) -> Response[Any]:
     """Delete what ``q`` matches, then back to the collection."""
     _, parsed = _filter(console, q)
-    await collection.delete_where(parsed)
-    return Redirect(f"{console.base}/c/{target.collection_path}", status_code=303,
-                    headers=dict(CONSOLE_HEADERS))
+    deleted = await collection.delete_where(parsed)
+    return go(console.base, f"{console.base}/c/{target.collection_path}",
+              f"Deleted {len(deleted)} matching document(s).")

@@ -20,20 +20,20 @@ from typing import Any
 
 from litestar import Response, get, post
 from litestar.params import FromPath
-from litestar.response import Redirect
 
 from docbase.core.errors import DocbaseError, NotFound
 from docbase.core.hooks.calling import HOOK_LOG
 from docbase.core.mail import OUTBOUND_COLLECTION, Status
 from docbase.core.query import Query, SortKey
+from docbase.http.console.flash import go
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
-from docbase.http.console.rendering import CONSOLE_HEADERS, render
+from docbase.http.console.rendering import render
 from docbase.http.errors import answer_for
 
 SHOWN_MESSAGES = 50
 
 
-async def _page(console: Console, *, secret: str = "", notice: str = "", error: str = "",
+async def _page(console: Console, *, notice: str = "", error: str = "",
                 status: int = 200) -> Response[str]:
     database = console.database
     outbound = database.collection(OUTBOUND_COLLECTION, console.principal)
@@ -44,7 +44,7 @@ async def _page(console: Console, *, secret: str = "", notice: str = "", error: 
                                            limit=SHOWN_MESSAGES))
     return render("delivery.html", status, **console.page(
         title="Webhooks and mail", webhooks=await database.webhooks.find(),
-        messages=messages, runs=runs, secret=secret, notice=notice, error=error))
+        messages=messages, runs=runs, secret=console.flash.secret, notice=notice, error=error))
 
 
 @get(console_paths("/delivery"))
@@ -69,12 +69,15 @@ async def change_delivery(request: HttpRequest, action: FromPath[str]) -> Respon
             webhook = await database.webhooks.add(
                 str(form.get("url", "")).strip(), collections=_lines(form.get("collections")),
                 methods=form.getall("methods", []) or ())
-            return await _page(console, secret=webhook.secret, status=201)
+            return go(console.base, console.base + "/delivery", "Webhook added.",
+                      secret=webhook.secret)
         if action == "/webhooks/enable":
             await database.webhooks.enable(webhook_id)
+            done = "Webhook enabled."
         elif action == "/webhooks/remove":
             if not await database.webhooks.remove(webhook_id):
                 raise NotFound(f"no webhook {webhook_id!r}")
+            done = "Webhook removed."
         elif action == "/mail/retry":
             outcomes = await database.mail.retry([Status.FAILED])
             sent = sum(o.status == Status.SENT for o in outcomes)
@@ -84,7 +87,7 @@ async def change_delivery(request: HttpRequest, action: FromPath[str]) -> Respon
             raise NotFound(f"no delivery action {action!r}")
     except DocbaseError as exc:
         return await _page(console, error=exc.message, status=answer_for(type(exc)).status)
-    return Redirect(console.base + "/delivery", status_code=303, headers=dict(CONSOLE_HEADERS))
+    return go(console.base, console.base + "/delivery", done)
 
 
 DELIVERY_HANDLERS = [delivery_page, change_delivery]

@@ -16,18 +16,18 @@ from typing import Any
 import msgspec
 from litestar import Response, get, post
 from litestar.params import FromPath
-from litestar.response import Redirect
 
 from docbase.core.collection import Collection
 from docbase.core.documents import SYSTEM_FIELDS
-from docbase.core.errors import DocbaseError, ValidationFailed
+from docbase.core.errors import DocbaseError, ValidationFailed, VersionMismatch
 from docbase.core.schema.model import FieldSpec
 from docbase.core.update import SetOp, UnsetOp, Update
 from docbase.http.console import bulk
 from docbase.http.console.browse import collection_page
 from docbase.http.console.fields import form_specs, inputs, joined, split, submitted
+from docbase.http.console.flash import go
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
-from docbase.http.console.rendering import CONSOLE_HEADERS, render
+from docbase.http.console.rendering import render, visible
 from docbase.http.console.targets import Target
 from docbase.http.errors import answer_for
 
@@ -35,22 +35,26 @@ TARGET = "/c/{target:path}"
 
 
 def _pretty(document: dict[str, Any]) -> str:
-    return msgspec.json.format(msgspec.json.encode(document), indent=2).decode()
-
-
-def _go(url: str) -> Redirect:
-    return Redirect(url, status_code=303, headers=dict(CONSOLE_HEADERS))
+    """The JSON the editor shows; bidi and control characters as escapes (valid JSON)."""
+    return visible(msgspec.json.format(msgspec.json.encode(document), indent=2).decode())
 
 
 def _editor(console: Console, target: Target, text: str, *, status: int = 200,
             error: str = "", fields: list[dict[str, Any]] | None = None,
             system: dict[str, Any] | None = None, children: list[str] | None = None,
-            saved: bool = False, inputs: list[dict[str, Any]] | None = None
-            ) -> Response[str]:
+            saved: bool = False, inputs: list[dict[str, Any]] | None = None,
+            version: Any = None, conflict: dict[str, Any] | None = None) -> Response[str]:
     title = "New document" if target.document_id is None else target.document_id
     return render("document.html", status, **console.page(
         title=title, target=target, text=text, error=error, fields=fields or [],
-        system=system or {}, children=children or [], saved=saved, inputs=inputs or []))
+        system=system or {}, children=children or [], saved=saved, inputs=inputs or [],
+        version=version if isinstance(version, int) else "",
+        conflict=_pretty(conflict) if conflict is not None else ""))
+
+
+def _expected(value: Any) -> int | None:
+    """The ``_version`` the edit started from (the form's ``version``), if it names one."""
+    return int(value) if isinstance(value, str) and value.isdigit() else None
 
 
 async def _specs(console: Console, collection: Collection) -> list[FieldSpec]:
@@ -96,7 +100,8 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
     values, rest = split(specs, _user_fields(document))
     return _editor(console, where, _pretty(rest), inputs=inputs(specs, values),
                    system={k: v for k, v in document.items() if k in SYSTEM_FIELDS},
-                   children=children, saved=request.query_params.get("saved") == "1")
+                   children=children, saved=request.query_params.get("saved") == "1",
+                   version=document.get("_version"))
 
 
 @post(console_paths(TARGET), status_code=303)
@@ -111,7 +116,7 @@ async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
         return await bulk.delete_matching(console, where, collection, form.get("q"))
     if where.action == "delete" and where.document_id is not None:
         await collection.delete(where.document_id)
-        return _go(listing)
+        return go(console.base, listing, f"Deleted document {where.document_id}.")
     text = form.get("document")
     text = text if isinstance(text, str) else ""
     specs = await _specs(console, collection)
@@ -120,24 +125,35 @@ async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
         body = joined(specs, texts, _parsed(text))
         if where.action == "new":
             created = await collection.insert(body)
-            return _go(f"{listing}/{created['_id']}?saved=1")
+            return go(console.base, f"{listing}/{created['_id']}?saved=1")
         if where.document_id is None:
             raise ValueError("a collection is changed through its documents")
         stored = _user_fields(await collection.get(where.document_id))
         update = Update(tuple([SetOp((k,), v) for k, v in body.items()]
                               + [UnsetOp((k,)) for k in stored if k not in body]))
-        await collection.apply(where.document_id, update, body)
-        return _go(f"{console.base}/c/{where.path}?saved=1")
+        await collection.apply(where.document_id, update, body,
+                               expected_version=_expected(form.get("version")))
+        return go(console.base, f"{console.base}/c/{where.path}?saved=1")
     except ValueError as exc:
         return _editor(console, where, text, status=400, error=str(exc),
-                       inputs=inputs(specs, texts))
+                       inputs=inputs(specs, texts), version=_expected(form.get("version")))
     except ValidationFailed as exc:
         fields = [{"field": f.field, "messages": list(f.message)} for f in exc.fields]
         return _editor(console, where, text, status=422, error=exc.message, fields=fields,
-                       inputs=inputs(specs, texts, tuple(exc.fields)))
+                       inputs=inputs(specs, texts, tuple(exc.fields)),
+                       version=_expected(form.get("version")))
+    except VersionMismatch:
+        assert where.document_id is not None, "only a stored document has a version"
+        current = await collection.get(where.document_id)
+        return _editor(console, where, text, status=409, inputs=inputs(specs, texts),
+                       error="This document was changed by someone else since you opened "
+                             "it. Reload it (your edit is lost) or overwrite their change "
+                             "with yours.",
+                       version=current.get("_version"), conflict=_user_fields(current))
     except DocbaseError as exc:
         return _editor(console, where, text, status=answer_for(type(exc)).status,
-                       error=exc.message, inputs=inputs(specs, texts))
+                       error=exc.message, inputs=inputs(specs, texts),
+                       version=_expected(form.get("version")))
 
 
 DOCUMENT_HANDLERS = [show, change]

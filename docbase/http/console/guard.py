@@ -26,6 +26,8 @@ from docbase.core.auth import Principal
 from docbase.core.auth.sessions import Session, find_session
 from docbase.core.database import Database
 from docbase.core.server import Server
+from docbase.http.console.flash import Flash, taken
+from docbase.http.console.rendering import console_cookie as base_cookie
 from docbase.http.context import SERVER_STATE, route
 from docbase.http.headers import header
 
@@ -52,7 +54,7 @@ class CsrfRefused(Exception):
 class Console:
     """One console request: its database, the console's base URL and the session."""
 
-    __slots__ = ("base", "database", "database_name", "session")
+    __slots__ = ("base", "database", "database_name", "flash", "session")
 
     def __init__(self, database_name: str, database: Database, base: str,
                  session: Session | None) -> None:
@@ -61,6 +63,8 @@ class Console:
         self.base = base
         """The console's URL path, ``/_`` or ``/db/<name>/_``, without a final slash."""
         self.session = session
+        self.flash = Flash()
+        """What this page says after the form that led here, shown once."""
 
     @property
     def principal(self) -> Principal:
@@ -76,7 +80,7 @@ class Console:
     def page(self, **context: Any) -> dict[str, Any]:
         """The context every page template receives, plus ``context``."""
         return {"base": self.base, "session": self.session, "db": self.database_name,
-                **context}
+                "flash": self.flash, **context}
 
 
 def locate(request: HttpRequest) -> Console:
@@ -112,14 +116,14 @@ async def signed_in(request: HttpRequest, *, form: dict[str, Any] | None = None)
         if not session.csrf_matches(given if isinstance(given, str) else None):
             raise CsrfRefused("this request lacks the console's CSRF token")
     console.session = session
+    console.flash = taken(request)
     return console
 
 
 def console_cookie(console: Console, name: str, value: str, *, max_age: int | None = None
                    ) -> Cookie:
     """A cookie for the console's path only: HttpOnly, Secure, SameSite=Strict."""
-    return Cookie(key=name, value=value, path=console.base, httponly=True, secure=True,
-                  samesite="strict", max_age=max_age)
+    return base_cookie(console.base, name, value, max_age=max_age)
 
 
 def console_paths(path: str) -> list[str]:

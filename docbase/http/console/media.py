@@ -15,8 +15,8 @@ from typing import Any
 
 import msgspec
 from litestar import Response, get, post
-from litestar.response import Redirect
 
+from docbase.http.console.flash import go
 from docbase.http.console.guard import HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.uploads import uploaded_files
@@ -47,12 +47,13 @@ async def upload(request: HttpRequest) -> Response[bytes]:
 
 
 @post(console_paths("/media/delete"), status_code=303)
-async def delete_media(request: HttpRequest) -> Redirect:
+async def delete_media(request: HttpRequest) -> Response[Any]:
     """``POST /_/media/delete``: delete one file and its thumbnails."""
     form: dict[str, Any] = dict(await request.form())
     console = await signed_in(request, form=form)
-    await console.database.media.delete(str(form.get("id", "")), principal=console.principal)
-    return Redirect(console.base + "/media", status_code=303, headers=dict(CONSOLE_HEADERS))
+    media_id = str(form.get("id", ""))
+    await console.database.media.delete(media_id, principal=console.principal)
+    return go(console.base, console.base + "/media", f"Deleted file {media_id}.")
 
 
 MEDIA_HANDLERS = [media_page, upload, delete_media]

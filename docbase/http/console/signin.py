@@ -39,10 +39,10 @@ SIGNIN_FORM_SECONDS = 3600
 
 
 def _form_page(console: Console, error: str = "", email: str = "",
-               status: int = 200) -> Response[str]:
+               status: int = 200, after: str = "") -> Response[str]:
     token = secrets.token_urlsafe(24)
     response = render("signin.html", status, **console.page(
-        csrf=token, error=error, email=email, title="Sign in"))
+        csrf=token, error=error, email=email, title="Sign in", next=after))
     response.set_cookie(console_cookie(console, SIGNIN_COOKIE, token,
                                        max_age=SIGNIN_FORM_SECONDS))
     return response
@@ -50,8 +50,17 @@ def _form_page(console: Console, error: str = "", email: str = "",
 
 @get(console_paths("/signin"))
 async def signin_page(request: HttpRequest) -> Response[str]:
-    """``GET /_/signin``: the sign-in form."""
-    return _form_page(locate(request))
+    """``GET /_/signin``: the sign-in form (``next``: the console page to go on to)."""
+    console = locate(request)
+    return _form_page(console, after=_after(console, request.query_params.get("next")))
+
+
+def _after(console: Console, given: Any) -> str:
+    """``given`` if it is a page of this console (no other site, no other database)."""
+    if not isinstance(given, str) or not given.startswith(console.base + "/"):
+        return ""
+    rest = given[len(console.base):]
+    return given if "//" not in rest and "\\" not in rest and rest.isprintable() else ""
 
 
 @post(console_paths("/signin"), status_code=303)
@@ -60,22 +69,24 @@ async def sign_in(request: HttpRequest) -> Response[Any]:
     console = locate(request)
     form = await request.form()
     email, password = form.get("email"), form.get("password")
+    after = _after(console, form.get("next"))
     expected, given = request.cookies.get(SIGNIN_COOKIE), form.get("csrf")
     if not (isinstance(expected, str) and isinstance(given, str)
             and hmac.compare_digest(expected.encode(), given.encode())):
-        return _form_page(console, "The form expired; please sign in again.", status=403)
+        return _form_page(console, "The form expired; please sign in again.", status=403,
+                          after=after)
     shown = email if isinstance(email, str) else ""
     try:
         user = await check_credentials(console.database, email, password)
     except TooManyRequests as exc:
-        return _form_page(console, exc.message, shown, 429)
+        return _form_page(console, exc.message, shown, 429, after)
     except Unauthorized as exc:
-        return _form_page(console, exc.message, shown, 401)
+        return _form_page(console, exc.message, shown, 401, after)
     if not user.admin:
         return _form_page(console, f"{user.email} is not an administrator of this database.",
-                          shown, 403)
+                          shown, 403, after)
     token, _ = await open_session(console.database, user)
-    response: Redirect = Redirect(console.base + "/", status_code=303,
+    response: Redirect = Redirect(after or console.base + "/", status_code=303,
                                   headers=dict(CONSOLE_HEADERS))
     response.set_cookie(console_cookie(console, SESSION_COOKIE, token))
     response.delete_cookie(SIGNIN_COOKIE, path=console.base)

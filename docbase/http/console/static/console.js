@@ -7,7 +7,7 @@
 (function () {
   var table = document.getElementById("documents");
   var status = document.getElementById("live");
-  if (!table || !status || !window.EventSource) {
+  if (!table || !status || !table.dataset.events || !window.EventSource) {
     return;
   }
   var collection = table.dataset.collection;
@@ -133,4 +133,57 @@
     form.classList.remove("over");
     send(event.dataTransfer.files);
   });
+})();
+
+// The document editor keeps the edit being saved in this tab's sessionStorage. When the
+// session ended before the save, the server sends the browser to sign in and back to
+// the document with ?draft=1: the edit is put back into the form, to be saved again
+// (with the version it started from, so a change made meanwhile still shows as a
+// conflict). Any other visit to the page drops the kept edit.
+(function () {
+  var form = document.getElementById("document-form");
+  if (!form || !window.sessionStorage) {
+    return;
+  }
+  var key = "docbase-draft:" + new URL(form.action, window.location.href).pathname;
+  var kept = window.sessionStorage.getItem(key);
+  window.sessionStorage.removeItem(key);
+  if (kept && new URLSearchParams(window.location.search).get("draft") === "1") {
+    var values = JSON.parse(kept);
+    Object.keys(values).forEach(function (name) {
+      var field = form.elements.namedItem(name);
+      if (field && name !== "csrf") {
+        field.value = values[name];
+      }
+    });
+    var note = document.getElementById("draft-note");
+    if (note) {
+      note.hidden = false;
+      note.textContent = "Your unsaved edit is back: save it again.";
+    }
+  }
+  form.addEventListener("submit", function () {
+    var values = {};
+    new FormData(form).forEach(function (value, name) {
+      if (typeof value === "string" && name !== "csrf") {
+        values[name] = value;
+      }
+    });
+    window.sessionStorage.setItem(key, JSON.stringify(values));
+  });
+})();
+
+// The settings form: the value box hides what is typed only for a password or secret.
+(function () {
+  var path = document.getElementById("setting-path");
+  var value = document.getElementById("setting-value");
+  if (!path || !value) {
+    return;
+  }
+  var secret = new RegExp(path.dataset.secret || "$^", "i");
+  function follow() {
+    value.type = secret.test(path.value) ? "password" : "text";
+  }
+  path.addEventListener("input", follow);
+  follow();
 })();
