@@ -38,7 +38,7 @@ from docbase.core.errors import (
     ValidationFailed,
 )
 from docbase.core.media import Upload
-from docbase.core.query import Query, ReadOptions, parse_list_params
+from docbase.core.query import Query, ReadOptions, parse_filter, parse_list_params
 from docbase.http.errors import error_body, error_headers
 from docbase.http.statuses import ERROR_STATUSES
 from docbase.http.testing import LiveDocbase, live_docbase
@@ -271,6 +271,11 @@ def _calls(ids: dict[str, str]) -> list[tuple[str, Call]]:
             {"q": ['{"$or": [{"name": {"$regex": "^j", "$options": "i"}},'
                    ' {"age": {"$bt": [40, 50]}}], "tags": {"$elemMatch": {"$in": ["x"]}}}'],
              "sort": ["name"], "dir": ["-1"]}))),
+        ("find query", lambda db: db.collection("people").find(query=parse_list_params(
+            {"q": ['{"tags": "x"}'], "sort": ["age"], "dir": ["-1"], "max": ["1"],
+             "h": ['{"$fields": {"name": 1, "age": 1}}']})[0])),
+        ("count filter", lambda db: db.collection("people").count(parse_filter(
+            {"age": {"$not": {"$lt": 20}}, "name": {"$exists": True}}))),
         ("children", lambda db: db.collection("people").children(joe, "orders").find()),
         ("get children", lambda db: db.collection("people").get(joe, fetchchildren=True)),
         ("bad id", lambda db: db.collection("people").get("nope")),
