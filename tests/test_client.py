@@ -318,3 +318,22 @@ async def test_embedded_and_remote_answer_the_same(request: pytest.FixtureReques
             assert there == local, name
             raised += local[0] == "raises"
         assert raised == 10
+
+
+async def test_a_server_that_never_answers_times_out_as_a_backend_error() -> None:
+    """A listener that accepts and stays silent: the ``timeout`` option ends the wait."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    listener = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    async with listener, await docbase.connect(
+            f"https://127.0.0.1:{port}", apikey="k", timeout=0.3,
+            retries=Retries(attempts=2, backoff=0.01)) as db:
+        with pytest.raises(BackendError, match="Timeout"):
+            await db.collection("notes").find()
+    assert len(held) == 2  # a read is sent again after a timeout
+    for writer in held:
+        writer.close()
