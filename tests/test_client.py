@@ -38,7 +38,7 @@ from docbase.core.errors import (
     ValidationFailed,
 )
 from docbase.core.media import Upload
-from docbase.core.query import Query, ReadOptions, parse_list_params
+from docbase.core.query import Query, ReadOptions, parse_filter, parse_list_params
 from docbase.http.errors import error_body, error_headers
 from docbase.http.statuses import ERROR_STATUSES
 from docbase.http.testing import LiveDocbase, live_docbase
@@ -271,6 +271,11 @@ def _calls(ids: dict[str, str]) -> list[tuple[str, Call]]:
             {"q": ['{"$or": [{"name": {"$regex": "^j", "$options": "i"}},'
                    ' {"age": {"$bt": [40, 50]}}], "tags": {"$elemMatch": {"$in": ["x"]}}}'],
              "sort": ["name"], "dir": ["-1"]}))),
+        ("find query", lambda db: db.collection("people").find(query=parse_list_params(
+            {"q": ['{"tags": "x"}'], "sort": ["age"], "dir": ["-1"], "max": ["1"],
+             "h": ['{"$fields": {"name": 1, "age": 1}}']})[0])),
+        ("count filter", lambda db: db.collection("people").count(parse_filter(
+            {"age": {"$not": {"$lt": 20}}, "name": {"$exists": True}}))),
         ("children", lambda db: db.collection("people").children(joe, "orders").find()),
         ("get children", lambda db: db.collection("people").get(joe, fetchchildren=True)),
         ("bad id", lambda db: db.collection("people").get("nope")),
@@ -313,3 +318,22 @@ async def test_embedded_and_remote_answer_the_same(request: pytest.FixtureReques
             assert there == local, name
             raised += local[0] == "raises"
         assert raised == 10
+
+
+async def test_a_server_that_never_answers_times_out_as_a_backend_error() -> None:
+    """A listener that accepts and stays silent: the ``timeout`` option ends the wait."""
+    held: list[asyncio.StreamWriter] = []
+
+    async def hold(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
+        held.append(writer)
+
+    listener = await asyncio.start_server(hold, "127.0.0.1", 0)
+    port = listener.sockets[0].getsockname()[1]
+    async with listener, await docbase.connect(
+            f"https://127.0.0.1:{port}", apikey="k", timeout=0.3,
+            retries=Retries(attempts=2, backoff=0.01)) as db:
+        with pytest.raises(BackendError, match="Timeout"):
+            await db.collection("notes").find()
+    assert len(held) == 2  # a read is sent again after a timeout
+    for writer in held:
+        writer.close()

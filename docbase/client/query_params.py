@@ -3,7 +3,7 @@
 The embedded ``read(query, options)`` takes the query AST; over HTTP a list read is
 ``q``, ``h`` and URL parameters (``docs/query.md``). :func:`list_params` writes the AST
 back so that the server's parser (:func:`~docbase.core.query.parse_list_params`)
-builds the same query: each filter node as the operator it was parsed from.
+builds the same query: the filter by :func:`~docbase.core.query.unparse.filter_to_json`.
 """
 
 from __future__ import annotations
@@ -13,95 +13,29 @@ from typing import Any
 import msgspec
 
 from docbase.core.errors import InvalidQuery
-from docbase.core.query import (
-    After,
-    And,
-    Between,
-    ElemMatch,
-    Eq,
-    Exists,
-    Filter,
-    Gt,
-    Gte,
-    In,
-    Lt,
-    Lte,
-    Ne,
-    Nin,
-    Not,
-    Or,
-    Query,
-    ReadOptions,
-    Regex,
-    Text,
-)
+from docbase.core.query import After, And, Filter, Query, ReadOptions, Text
 from docbase.core.query.ast import Path
 from docbase.core.query.cursor import encode_cursor
+from docbase.core.query.unparse import filter_to_json
 
 __all__ = ["encode_filter", "list_params"]
-
-_COMPARISONS: dict[type[Any], str] = {Eq: "$eq", Ne: "$ne", Gt: "$gt", Gte: "$gte",
-                                      Lt: "$lt", Lte: "$lte"}
 
 
 def _dotted(path: Path) -> str:
     return ".".join(path)
 
 
-def _path(node: Filter) -> Path:
-    """The path a field condition (or an ``And`` of conditions on one path) is on."""
-    if isinstance(node, And) and node.operands:
-        return _path(node.operands[0])
-    path = getattr(node, "path", None)
-    if path is None:
-        raise InvalidQuery(f"cannot write {type(node).__name__} as a field condition")
-    return tuple(path)
-
-
-def _operators(node: Filter) -> dict[str, Any]:
-    """The operator object of a condition on one path (``{"$gt": 1, "$lt": 5}``)."""
-    match node:
-        case Eq() | Ne() | Gt() | Gte() | Lt() | Lte():
-            return {_COMPARISONS[type(node)]: node.value}
-        case Between():
-            return {"$bt": [node.low, node.high]}
-        case In():
-            return {"$in": list(node.values)}
-        case Nin():
-            return {"$nin": list(node.values)}
-        case Regex():
-            return {"$regex": node.pattern, **({"$options": node.options} if node.options
-                                               else {})}
-        case Exists():
-            return {"$exists": node.present}
-        case Not():
-            return {"$not": _operators(node.operand)}
-        case ElemMatch():
-            inner = encode_filter(node.query) if node.objects else _operators(node.query)
-            return {"$elemMatch": inner}
-        case And():
-            merged: dict[str, Any] = {}
-            for operand in node.operands:
-                ops = _operators(operand)
-                if set(ops) & set(merged):
-                    raise InvalidQuery("cannot write one operator twice on one path")
-                merged.update(ops)
-            return merged
-    raise InvalidQuery(f"cannot write {type(node).__name__} as an operator")
-
-
 def encode_filter(node: Filter) -> dict[str, Any]:
-    """The ``q`` object :func:`~docbase.core.query.parse_filter` parses into ``node``."""
-    match node:
-        case And():
-            if not node.operands:
-                return {}
-            return {"$and": [encode_filter(o) for o in node.operands]}
-        case Or():
-            return {"$or": [encode_filter(o) for o in node.operands]}
-        case Text():
-            raise InvalidQuery("a text filter is the filter parameter, not part of q")
-    return {_dotted(_path(node)): _operators(node)}
+    """The ``q`` object :func:`~docbase.core.query.parse_filter` parses into ``node``.
+
+    Raises:
+        InvalidQuery: ``node`` has no ``q`` form (a text filter inside ``$or``, ...).
+
+    """
+    try:
+        return filter_to_json(node)
+    except ValueError as exc:
+        raise InvalidQuery(str(exc)) from None
 
 
 def _split_text(node: Filter) -> tuple[Filter, str | None]:

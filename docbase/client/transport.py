@@ -29,8 +29,10 @@ __all__ = ["READS", "Retries", "Transport"]
 READS = frozenset({"GET", "HEAD", "OPTIONS"})
 """Methods that change nothing: sent again after a connection failure."""
 
-_CONNECTION_FAILURES = (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
-                        httpx.ReadError, httpx.WriteError, httpx.PoolTimeout)
+_AGAIN = (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError,
+          httpx.ReadError, httpx.WriteError)
+"""Failures after which a request that may be sent again is: the connection failed or
+timed out. Any other transport failure raises :class:`BackendError` at once."""
 
 
 @dataclass(frozen=True)
@@ -107,8 +109,8 @@ class Transport:
             try:
                 response = await self.client.send(request)
                 break
-            except _CONNECTION_FAILURES as exc:
-                if attempt + 1 >= attempts:
+            except httpx.TransportError as exc:  # timeouts included
+                if attempt + 1 >= attempts or not isinstance(exc, _AGAIN):
                     raise BackendError(f"cannot reach {self.base_url}: {exc!r}") from exc
                 await asyncio.sleep(self.retries.backoff * 2 ** attempt)
         if response.status_code >= 400:
