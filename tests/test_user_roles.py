@@ -62,6 +62,19 @@ async def test_a_role_change_reaches_a_token_issued_before_it(live: LiveDocbase)
     assert await _roles(live, token) == []
 
 
+async def test_a_new_password_ends_login_tokens_over_https(live: LiveDocbase) -> None:
+    await auth.create_user(live.db, "ed@example.com", PASSWORD, roles=["editor"])
+    token = await _login(live, "ed@example.com")
+    assert await _roles(live, token) == ["editor"]
+    await auth.set_roles(live.db, "ed@example.com", ["hr"])  # roles alone: token lives on
+    assert await _roles(live, token) == ["hr"]
+    await auth.set_password(live.db, "ed@example.com", "another long password")
+    refused = await live.client.get("/auth/userinfo",
+                                    headers={"Authorization": f"Bearer {token}"})
+    assert refused.status_code == 401
+    assert "log in again" in refused.json()["message"]
+
+
 @pytest.mark.parametrize("bad", ["*", "@owner", "", "a b", "x" * 65, "-lead"])
 async def test_malformed_roles_are_refused(live: LiveDocbase, bad: str) -> None:
     with pytest.raises(InvalidQuery, match="role"):
