@@ -6,8 +6,9 @@ hooks, so that no hook can widen it). For a principal the collection's rules lim
 
 - refuses (403) a principal none of whose roles may read the collection;
 - refuses (403) a query naming a field the principal may not read: in the filter, a
-  sort (and so a cursor), ``$fields``, a group or an aggregate, or a text search (which
-  reads every field);
+  sort (and so a cursor), ``$fields`` (which :func:`query_paths` leaves out: it shapes
+  the answer once lookups are resolved), a group or an aggregate, or a text search
+  (which reads every field);
 - ANDs the read scope into a list read's filter and excludes the hidden fields in its
   projection, so the store itself selects and shapes: lists, counts, totals, groups,
   aggregates, cursors, exports and embedded children all follow;
@@ -63,7 +64,8 @@ def check_paths(query: Query, hidden: tuple[str, ...], collection: str) -> None:
     """
     if not hidden:
         return
-    for path in query_paths(query):
+    shaped = () if query.projection is None else query.projection.paths
+    for path in (*query_paths(query), *shaped):
         if path is None:
             raise Forbidden(f"a text search reads fields of {collection!r} this principal "
                             f"may not read; query named fields")
