@@ -62,6 +62,9 @@ async def test_a_projection_hands_over_no_lookup_target(live: LiveDocbase) -> No
     assert admin.json()[0]["owner"] == [{"code": SECRET}]
     whole = await live.client.get("/rest/public", headers=live.auth())
     assert whole.json()[0]["owner"] == [{"_id": secret_id, "code": SECRET}]
+    lines = await live.client.get("/rest/public", headers={**live.auth(),
+                                                           "accept": "application/x-ndjson"})
+    assert json.loads(lines.text.splitlines()[0])["owner"] == whole.json()[0]["owner"]
 
 
 async def test_a_library_projection_hands_over_no_lookup_target(stores: Any) -> None:
