@@ -12,7 +12,7 @@ from docbase import Database, Forbidden, NotFound
 from docbase.core.auth import Principal
 from docbase.core.schema import parse_schema
 from docbase.http.testing import LiveDocbase
-from tests.access_fixtures import ANN, EDITOR, HR, NOTES, bearer, seed_notes, user_token
+from tests.access_fixtures import ANN, BOB, EDITOR, HR, NOTES, bearer, seed_notes, user_token
 
 
 async def notes_db(db: Database, access: dict[str, Any]) -> dict[str, str]:
@@ -138,3 +138,22 @@ async def test_private_writes_over_https_answer_404(live: LiveDocbase) -> None:
     assert bulk.status_code == 200, bulk.text
     assert ids["ann 1"] not in bulk.text
     assert await titles(live.db) == ["ann 1", "ann 2"]
+
+
+async def test_a_parent_outside_the_scope_hides_its_children(stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "create": ["*"], "private": True})
+        admin_kids = db.collection("notes").children(ids["bob 1"], "comments")
+        await admin_kids.insert({"text": "on bob's note"})
+        ann_kids = db.collection("notes", ANN).children(ids["bob 1"], "comments")
+        with pytest.raises(NotFound):
+            await ann_kids.find()
+        with pytest.raises(NotFound):
+            await ann_kids.insert({"text": "sneaking in"})
+        with pytest.raises(NotFound):
+            await ann_kids.count()
+        bob = db.collection("notes", BOB).children(ids["bob 1"], "comments")
+        assert [c["text"] for c in await bob.find()] == ["on bob's note"]
+        await db.collection("notes", ANN).children(ids["ann 1"], "comments").insert(
+            {"text": "on her own"})
+        assert await admin_kids.count() == 1

@@ -9,7 +9,9 @@ cascaded write was decided with the write that caused it.
   document updated or deleted must lie in the principal's read scope (else 404, as a
   missing one), and where only ``@owner`` (or ``private``) grants the operation, be the
   principal's (else 403). ``DELETE /rest/c/*`` with ids skips documents outside that
-  scope; a delete by query is limited to it.
+  scope; a delete by query is limited to it. A write through a child path whose parent
+  document lies outside the parent collection's read scope is 404, as for a missing
+  parent.
 - :class:`CheckAccessWrite`, after validation and the before-hooks, on what would be
   stored: no field the principal may not write is written, and each created document,
   or the document as the update leaves it, matches ``where.write`` (and with
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from docbase.core.access.reading import rules_of, within
+from docbase.core.access.reading import require_readable_parent, rules_of, within
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import CREATOR, Grant, granted, limited, owned, read_scope
 from docbase.core.access.where import where_filter
@@ -69,6 +71,9 @@ class AuthorizeAccessWrite(AccessStage):
 
     async def __call__(self, write: WriteEvent) -> None:
         """Raise ``Forbidden`` or ``NotFound``, or narrow a bulk delete, per the rules."""
+        if write.cause is None:
+            await require_readable_parent(self.schemas, self.store, write.principal,
+                                          write.parent)
         rules = await self.rules(write)
         if rules is None:
             return

@@ -76,10 +76,11 @@ def write_stages(
     ]
 
 
-def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
+def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry,
+                store: DocumentStore) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
     return [AuthorizeRead(), RequireDefinedCollection(schemas), GuardLookupQueries(schemas),
-            RunReadHooks(hooks), ApplyAccessRules(schemas)]
+            RunReadHooks(hooks), ApplyAccessRules(schemas, store)]
 
 
 class Pipeline:
