@@ -157,3 +157,14 @@ async def test_a_parent_outside_the_scope_hides_its_children(stores: Any) -> Non
         await db.collection("notes", ANN).children(ids["ann 1"], "comments").insert(
             {"text": "on her own"})
         assert await admin_kids.count() == 1
+
+
+async def test_an_operation_no_role_allows_is_403_even_outside_the_scope(stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "update": ["editor"], "private": True})
+        ann = db.collection("notes", ANN)
+        for document_id in (ids["bob 1"], ids["ann 1"], "0" * 24):
+            with pytest.raises(Forbidden):
+                await ann.update(document_id, {"title": "x"})
+            with pytest.raises(Forbidden):
+                await ann.delete(document_id)

@@ -32,7 +32,7 @@ from docbase.core.errors import Forbidden, NotFound
 from docbase.core.evaluate import matches
 from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.ports import DocumentStore
-from docbase.core.query import Eq, Filter, In, Query
+from docbase.core.query import Eq, Filter, In, Projection, Query
 from docbase.core.reads.road import ID_ONLY
 from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.update import apply_update
@@ -82,19 +82,22 @@ class AuthorizeAccessWrite(AccessStage):
                 granted(rules, write.principal, "create", write.collection)
             case UpdateDocument() | DeleteIds(bulk=False):
                 operation = "update" if isinstance(write, UpdateDocument) else "delete"
+                only_owned = granted(rules, write.principal, operation,
+                                     write.collection) is Grant.OWNED
                 document_id = write.ids[0]
                 scope = read_scope(rules, write.principal, write.collection)
-                if not await self._matching(write.collection, Eq(("_id",), document_id),
-                                            scope):
+                found = await self.store.find(write.collection, Query(
+                    filter=within(Eq(("_id",), document_id), scope), limit=1,
+                    projection=Projection((("_id",), CREATOR), True)))
+                if not found:
                     raise NotFound(f"no document {document_id} in {write.collection!r}")
-                if not await self._matching(write.collection, Eq(("_id",), document_id),
-                                            changeable(rules, write, operation)):
+                if only_owned and found[0].get(CREATOR[0]) != write.principal.author:
                     raise Forbidden(f"the access rules of {write.collection!r} let only "
                                     f"its owner {operation} this document")
             case DeleteIds():
-                found = await self._matching(write.collection, In(("_id",), tuple(write.ids)),
-                                             changeable(rules, write, "delete"))
-                write.ids = [i for i in write.ids if i in found]
+                kept = await self._matching(write.collection, In(("_id",), tuple(write.ids)),
+                                            changeable(rules, write, "delete"))
+                write.ids = [i for i in write.ids if i in kept]
             case DeleteWhere():
                 write.filter = within(write.filter, changeable(rules, write, "delete"))
 
