@@ -168,3 +168,30 @@ async def test_an_operation_no_role_allows_is_403_even_outside_the_scope(stores:
                 await ann.update(document_id, {"title": "x"})
             with pytest.raises(Forbidden):
                 await ann.delete(document_id)
+
+
+async def test_where_with_the_users_email_over_https(live: LiveDocbase) -> None:
+    await live.db.schemas.put(parse_schema("tasks", {
+        "fields": [{"name": "title", "type": "text"}, {"name": "assignee", "type": "email"}],
+        "access": {"read": ["*"], "create": ["*"], "update": ["*"],
+                   "where": {"read": {"assignee": "$user.email"},
+                             "write": {"assignee": "$user.email"}}}}))
+    theirs = await live.db.collection("tasks").insert({"title": "bob's",
+                                                       "assignee": "bob@example.com"})
+    ann = bearer(await user_token(live, "ann@example.com"))
+    mine = await live.client.post("/rest/tasks", headers=ann, json={
+        "title": "mine", "assignee": "ann@example.com"})
+    assert mine.status_code == 201, mine.text
+    for body in ({"title": "for bob", "assignee": "bob@example.com"}, {"title": "nobody's"}):
+        refused = await live.client.post("/rest/tasks", headers=ann, json=body)
+        assert refused.status_code == 403, refused.text
+    handed = await live.client.patch(f"/rest/tasks/{mine.json()['_id']}", headers=ann,
+                                     json={"assignee": "bob@example.com"})
+    assert handed.status_code == 403, handed.text
+    hidden = await live.client.get(f"/rest/tasks/{theirs['_id']}", headers=ann)
+    assert hidden.status_code == 404, hidden.text
+    listed = await live.client.get("/rest/tasks", headers=ann)
+    assert [t["title"] for t in listed.json()] == ["mine"]
+    stored = await live.db.collection("tasks").find()
+    assert sorted((t["title"], t["assignee"]) for t in stored) == [
+        ("bob's", "bob@example.com"), ("mine", "ann@example.com")]
