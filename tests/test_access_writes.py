@@ -12,7 +12,7 @@ from docbase import Database, Forbidden, NotFound
 from docbase.core.auth import Principal
 from docbase.core.schema import parse_schema
 from docbase.http.testing import LiveDocbase
-from tests.access_fixtures import ANN, EDITOR, HR, NOTES, bearer, seed_notes, user_token
+from tests.access_fixtures import ANN, BOB, EDITOR, HR, NOTES, bearer, seed_notes, user_token
 
 
 async def notes_db(db: Database, access: dict[str, Any]) -> dict[str, str]:
@@ -138,3 +138,60 @@ async def test_private_writes_over_https_answer_404(live: LiveDocbase) -> None:
     assert bulk.status_code == 200, bulk.text
     assert ids["ann 1"] not in bulk.text
     assert await titles(live.db) == ["ann 1", "ann 2"]
+
+
+async def test_a_parent_outside_the_scope_hides_its_children(stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "create": ["*"], "private": True})
+        admin_kids = db.collection("notes").children(ids["bob 1"], "comments")
+        await admin_kids.insert({"text": "on bob's note"})
+        ann_kids = db.collection("notes", ANN).children(ids["bob 1"], "comments")
+        with pytest.raises(NotFound):
+            await ann_kids.find()
+        with pytest.raises(NotFound):
+            await ann_kids.insert({"text": "sneaking in"})
+        with pytest.raises(NotFound):
+            await ann_kids.count()
+        bob = db.collection("notes", BOB).children(ids["bob 1"], "comments")
+        assert [c["text"] for c in await bob.find()] == ["on bob's note"]
+        await db.collection("notes", ANN).children(ids["ann 1"], "comments").insert(
+            {"text": "on her own"})
+        assert await admin_kids.count() == 1
+
+
+async def test_an_operation_no_role_allows_is_403_even_outside_the_scope(stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "update": ["editor"], "private": True})
+        ann = db.collection("notes", ANN)
+        for document_id in (ids["bob 1"], ids["ann 1"], "0" * 24):
+            with pytest.raises(Forbidden):
+                await ann.update(document_id, {"title": "x"})
+            with pytest.raises(Forbidden):
+                await ann.delete(document_id)
+
+
+async def test_where_with_the_users_email_over_https(live: LiveDocbase) -> None:
+    await live.db.schemas.put(parse_schema("tasks", {
+        "fields": [{"name": "title", "type": "text"}, {"name": "assignee", "type": "email"}],
+        "access": {"read": ["*"], "create": ["*"], "update": ["*"],
+                   "where": {"read": {"assignee": "$user.email"},
+                             "write": {"assignee": "$user.email"}}}}))
+    theirs = await live.db.collection("tasks").insert({"title": "bob's",
+                                                       "assignee": "bob@example.com"})
+    ann = bearer(await user_token(live, "ann@example.com"))
+    mine = await live.client.post("/rest/tasks", headers=ann, json={
+        "title": "mine", "assignee": "ann@example.com"})
+    assert mine.status_code == 201, mine.text
+    for body in ({"title": "for bob", "assignee": "bob@example.com"}, {"title": "nobody's"}):
+        refused = await live.client.post("/rest/tasks", headers=ann, json=body)
+        assert refused.status_code == 403, refused.text
+    handed = await live.client.patch(f"/rest/tasks/{mine.json()['_id']}", headers=ann,
+                                     json={"assignee": "bob@example.com"})
+    assert handed.status_code == 403, handed.text
+    hidden = await live.client.get(f"/rest/tasks/{theirs['_id']}", headers=ann)
+    assert hidden.status_code == 404, hidden.text
+    listed = await live.client.get("/rest/tasks", headers=ann)
+    assert [t["title"] for t in listed.json()] == ["mine"]
+    stored = await live.db.collection("tasks").find()
+    assert sorted((t["title"], t["assignee"]) for t in stored) == [
+        ("bob's", "bob@example.com"), ("mine", "ann@example.com")]

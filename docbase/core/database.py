@@ -95,7 +95,7 @@ class Database(AsyncResource):
                 staged, store=self.documents, relations=self.relations, hooks=self.hooks,
                 validators=self.validators, changes=self.changes, limits=self.limits,
                 schemas=self.schemas),
-            read_stages(hooks=self.hooks, schemas=self.schemas),
+            read_stages(hooks=self.hooks, schemas=self.schemas, store=self.documents),
         )
         self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)
         """The read stages of the documents an answer embeds (children, lookups)."""

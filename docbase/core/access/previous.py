@@ -6,17 +6,21 @@ receives a ``delete`` of it; a ``delete`` reaches only the subscribers that coul
 the deleted document (:mod:`docbase.core.changes.readable`). Both need the document as
 it was, which only the write can know: :class:`RememberPrevious`, the write stage right
 before the store, reads the documents an update or delete is about into
-:attr:`~docbase.core.events.Write.previous`, and the change event carries them. Writes
-of collections without rules read nothing more.
+:attr:`~docbase.core.events.Write.previous` (only the fields the read scope reads), and
+the change event carries them. Writes of collections without rules read nothing more.
 """
 
 from __future__ import annotations
 
 from docbase.core.access.reading import rules_of
+from docbase.core.access.rules import AccessRules
+from docbase.core.access.scope import CREATOR
+from docbase.core.access.where import where_filter
 from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.parents import scoped
 from docbase.core.ports import DocumentStore
-from docbase.core.query import In, Query
+from docbase.core.query import In, Path, Projection, Query
+from docbase.core.schema.enforcing import filter_paths
 from docbase.core.schema.stored_schemas import SchemaRegistry
 
 
@@ -31,12 +35,30 @@ class RememberPrevious:
 
     async def __call__(self, write: WriteEvent) -> None:
         """Read the documents ``write`` is about into ``write.previous``."""
-        if isinstance(write, Insert) or await rules_of(self.schemas, write.collection) is None:
+        rules = None if isinstance(write, Insert) else await rules_of(self.schemas,
+                                                                      write.collection)
+        if rules is None:
             return
         match write:
             case UpdateDocument() | DeleteIds():
                 filter = scoped(In(("_id",), tuple(write.ids)), write.parent)
             case DeleteWhere():
                 filter = scoped(write.filter, write.parent)
-        write.previous = await self.store.find(write.collection,
-                                               Query(filter=filter, limit=None))
+        write.previous = await self.store.find(write.collection, Query(
+            filter=filter, limit=None, projection=decisive_fields(rules)))
+
+
+def decisive_fields(rules: AccessRules) -> Projection | None:
+    """The fields the read scope of ``rules`` reads (``None``: all of them).
+
+    Only these are kept of the documents before a write (``_id``, ``_createdby`` and the
+    fields ``where.read`` names), so that a delete of many documents logs no more than
+    the decision needs.
+    """
+    paths: set[Path] = {("_id",), CREATOR}
+    if rules.where.read is not None:
+        for path in filter_paths(where_filter(rules.where.read, None)):
+            if path is None:  # a text search reads every field
+                return None
+            paths.add(path[:1])
+    return Projection(tuple(sorted(paths)), True)

@@ -4,7 +4,9 @@
 hooks, so that no hook can widen it). For a principal the collection's rules limit
 (:func:`~docbase.core.access.scope.limited`) it
 
-- refuses (403) a principal none of whose roles may read the collection;
+- refuses (403) a principal none of whose roles may read the collection, and answers
+  a child path whose parent document lies outside the parent collection's read scope
+  as a missing parent (404);
 - refuses (403) a query naming a field the principal may not read: in the filter, a
   sort (and so a cursor), ``$fields`` (which :func:`query_paths` leaves out: it shapes
   the answer once lookups are resolved), a group or an aggregate, or a text search
@@ -23,12 +25,36 @@ import msgspec
 
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import limited, read_scope
-from docbase.core.errors import Forbidden
+from docbase.core.auth.principal import Principal
+from docbase.core.errors import Forbidden, NotFound
 from docbase.core.events import ReadEvent
 from docbase.core.names import is_user_collection
-from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
+from docbase.core.parents import ParentRef
+from docbase.core.ports import DocumentStore
+from docbase.core.query import MATCH_ALL, And, Eq, Filter, Projection, Query
 from docbase.core.reads.lookups import query_paths
 from docbase.core.schema.stored_schemas import SchemaRegistry
+
+
+async def require_readable_parent(schemas: SchemaRegistry, store: DocumentStore,
+                                  principal: Principal, parent: ParentRef | None) -> None:
+    """Refuse a child path whose parent document the principal may not read.
+
+    Raises:
+        Forbidden: the principal may not read the parent collection at all.
+        NotFound: the parent lies outside its read scope (as a missing parent).
+
+    """
+    if parent is None or not limited(principal):
+        return
+    rules = await rules_of(schemas, parent.collection)
+    if rules is None:
+        return
+    scope = read_scope(rules, principal, parent.collection)
+    query = Query(filter=within(Eq(("_id",), parent.document_id), scope), limit=1,
+                  projection=Projection((("_id",),), True))
+    if not await store.find(parent.collection, query):
+        raise NotFound(f"no document {parent.document_id} in {parent.collection!r}")
 
 
 async def rules_of(schemas: SchemaRegistry, collection: str) -> AccessRules | None:
@@ -79,13 +105,15 @@ class ApplyAccessRules:
 
     name = "access"
 
-    def __init__(self, schemas: SchemaRegistry) -> None:
+    def __init__(self, schemas: SchemaRegistry, store: DocumentStore) -> None:
         self.schemas = schemas
+        self.store = store
 
     async def __call__(self, read: ReadEvent) -> None:
         """Limit ``read`` to what its principal may read, or refuse it (``Forbidden``)."""
         if not limited(read.principal):
             return
+        await require_readable_parent(self.schemas, self.store, read.principal, read.parent)
         rules = await rules_of(self.schemas, read.collection)
         if rules is None:
             return

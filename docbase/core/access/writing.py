@@ -9,7 +9,9 @@ cascaded write was decided with the write that caused it.
   document updated or deleted must lie in the principal's read scope (else 404, as a
   missing one), and where only ``@owner`` (or ``private``) grants the operation, be the
   principal's (else 403). ``DELETE /rest/c/*`` with ids skips documents outside that
-  scope; a delete by query is limited to it.
+  scope; a delete by query is limited to it. A write through a child path whose parent
+  document lies outside the parent collection's read scope is 404, as for a missing
+  parent.
 - :class:`CheckAccessWrite`, after validation and the before-hooks, on what would be
   stored: no field the principal may not write is written, and each created document,
   or the document as the update leaves it, matches ``where.write`` (and with
@@ -21,7 +23,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from docbase.core.access.reading import rules_of, within
+from docbase.core.access.reading import require_readable_parent, rules_of, within
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import CREATOR, Grant, granted, limited, owned, read_scope
 from docbase.core.access.where import where_filter
@@ -31,7 +33,7 @@ from docbase.core.evaluate import matches
 from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.ports import DocumentStore
 from docbase.core.projection import ID_ONLY
-from docbase.core.query import Eq, Filter, In, Query
+from docbase.core.query import Eq, Filter, In, Projection, Query
 from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.update import apply_update
 
@@ -69,6 +71,9 @@ class AuthorizeAccessWrite(AccessStage):
 
     async def __call__(self, write: WriteEvent) -> None:
         """Raise ``Forbidden`` or ``NotFound``, or narrow a bulk delete, per the rules."""
+        if write.cause is None:
+            await require_readable_parent(self.schemas, self.store, write.principal,
+                                          write.parent)
         rules = await self.rules(write)
         if rules is None:
             return
@@ -77,19 +82,22 @@ class AuthorizeAccessWrite(AccessStage):
                 granted(rules, write.principal, "create", write.collection)
             case UpdateDocument() | DeleteIds(bulk=False):
                 operation = "update" if isinstance(write, UpdateDocument) else "delete"
+                only_owned = granted(rules, write.principal, operation,
+                                     write.collection) is Grant.OWNED
                 document_id = write.ids[0]
                 scope = read_scope(rules, write.principal, write.collection)
-                if not await self._matching(write.collection, Eq(("_id",), document_id),
-                                            scope):
+                found = await self.store.find(write.collection, Query(
+                    filter=within(Eq(("_id",), document_id), scope), limit=1,
+                    projection=Projection((("_id",), CREATOR), True)))
+                if not found:
                     raise NotFound(f"no document {document_id} in {write.collection!r}")
-                if not await self._matching(write.collection, Eq(("_id",), document_id),
-                                            changeable(rules, write, operation)):
+                if only_owned and found[0].get(CREATOR[0]) != write.principal.author:
                     raise Forbidden(f"the access rules of {write.collection!r} let only "
                                     f"its owner {operation} this document")
             case DeleteIds():
-                found = await self._matching(write.collection, In(("_id",), tuple(write.ids)),
-                                             changeable(rules, write, "delete"))
-                write.ids = [i for i in write.ids if i in found]
+                kept = await self._matching(write.collection, In(("_id",), tuple(write.ids)),
+                                            changeable(rules, write, "delete"))
+                write.ids = [i for i in write.ids if i in kept]
             case DeleteWhere():
                 write.filter = within(write.filter, changeable(rules, write, "delete"))
 

@@ -78,11 +78,13 @@ def write_stages(
     ]
 
 
-def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry) -> list[ReadStage]:
+def read_stages(*, hooks: HookRegistry, schemas: SchemaRegistry,
+                store: DocumentStore) -> list[ReadStage]:
     """The stages a read passes before the store is asked, in order."""
     hooks_stage = RunReadHooks(hooks)
     return [AuthorizeRead(), RequireDefinedCollection(schemas), GuardLookupQueries(schemas),
-            RefuseHiddenFields(hooks_stage, hooks_stage.name), ApplyAccessRules(schemas)]
+            RefuseHiddenFields(hooks_stage, hooks_stage.name),
+            ApplyAccessRules(schemas, store)]
 
 
 class Pipeline:
