@@ -39,6 +39,9 @@ AXE_RUN = """async () => {
     .map((v) => v.id + " (" + v.impact + "): " + v.nodes.map((n) => n.target).join(", "))];
 }"""
 """axe-core's WCAG 2.1 A/AA and best-practice rules; the serious and critical findings."""
+HANG_MS = 60_000
+"""Milliseconds a browser step may wait (an element to appear, a page to load) before it
+fails: a deadline only a hang misses, as the machine is shared (docs/testing.md)."""
 ADMIN, PASSWORD = "admin@example.com", "correct horse battery"
 SCREENSHOTS = Path(__file__).resolve().parent.parent / "docs" / "console"
 
@@ -96,6 +99,9 @@ def chromium() -> Iterator[Any]:
             if os.environ.get("CI") == "true":
                 pytest.fail(f"{needed} is missing ({install})")
             pytest.skip(f"{needed} is missing ({install})")
+    # Playwright's waits (5 s for expect) are deadlines for hangs only: parallel workers
+    # and other runs share the machine, and a page may take seconds to settle
+    sync_api.expect.set_options(timeout=HANG_MS)
     with sync_api.sync_playwright() as playwright:
         browser = playwright.chromium.launch(executable_path=CHROMIUM)
         try:
@@ -181,7 +187,7 @@ def open_page(browser: Any, *, width: int = 1280, height: int = 800) -> Iterator
     """A fresh browser context and page; fails on any dialog, page error or CSP report."""
     context = browser.new_context(ignore_https_errors=True,
                                   viewport={"width": width, "height": height})
-    context.set_default_timeout(10_000)
+    context.set_default_timeout(HANG_MS)
     watched = Watched(context.new_page())
     try:
         yield watched

@@ -248,7 +248,7 @@ def test_uploaded_images_appear_as_thumbnails_and_can_be_deleted(
         thumbnail = page.get_by_role("img", name=name)
         expect(thumbnail).to_be_visible()
         eventually(lambda: page.evaluate("(img) => img.naturalWidth", thumbnail.element_handle())
-                   == 128, "the thumbnail loaded", timeout=10)
+                   == 128, "the thumbnail loaded")
         expect(page.locator("#media")).to_contain_text("notes.txt")
         assert page.evaluate("window.pwned") is None
         screenshot(page, server, "media")
@@ -298,7 +298,7 @@ def test_a_scoped_key_created_in_the_console_works_with_an_http_client(
         page.get_by_role("button", name=f"Confirm: revoke key {key[:8]}").click()
         expect(page.locator("#flash")).to_have_text("Key revoked.")
         eventually(lambda: client.get("/rest/people", headers={"x-apikey": key}).status_code
-                   == 401, "the revoked key refused", timeout=5)
+                   == 401, "the revoked key refused")
 
 
 def test_settings_are_changed_in_the_console_and_secrets_never_shown(
@@ -355,10 +355,9 @@ def test_a_document_written_by_another_client_appears_in_the_open_table(
         sign_in(page, server)
         page.goto(f"{server.url}/_/c/feed")
         expect(page.locator("#live")).to_contain_text("Live:")
-        started = time.monotonic()
         assert server.api("POST", "/rest/feed", json={"name": "Fresh"}).status_code == 201
-        expect(page.get_by_role("cell", name="Fresh", exact=True)).to_be_visible(timeout=1000)
-        assert time.monotonic() - started < 1.5
+        # no reload: the row appears because the page's event stream brought it
+        expect(page.get_by_role("cell", name="Fresh", exact=True)).to_be_visible()
         page.get_by_role("link", name="Overview").click()
         expect(page.locator("#changes tbody tr").first).to_contain_text("feed")
 
