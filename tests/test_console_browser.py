@@ -522,3 +522,34 @@ def test_tables_and_forms_read_well_on_a_phone_and_a_desktop(server: ConsoleServ
             page.get_by_label("Description").focus()
             assert page.get_by_label("Description").evaluate(
                 "(e) => parseFloat(getComputedStyle(e).height)") >= 30
+
+
+def test_columns_are_chosen_and_remembered_with_a_total_and_readable_dates(
+        server: ConsoleServer, browser: Any) -> None:
+    seeded = server.api("POST", "/rest/shelf", json=[
+        {"title": f"Shelf {n:02}", "bought": "2024-03-05T14:07:09.120Z", "n": n}
+        for n in range(30)])
+    assert seeded.status_code == 201, seeded.text
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.goto(f"{server.url}/_/c/shelf")
+        table = page.locator("#documents")
+        expect(table.locator("caption")).to_have_text("Documents 1\N{EN DASH}25 of 30")
+        expect(table.get_by_role("cell", name="2024-03-05 14:07 UTC").first).to_be_visible()
+        page.locator("#columns summary").click()
+        page.get_by_label("_created", exact=True).check()
+        page.get_by_label("bought", exact=True).uncheck()
+        page.get_by_role("button", name="Search").click()
+        expect(table.locator("thead")).to_contain_text("_created")
+        expect(table.locator("thead")).not_to_contain_text("bought")
+        page.get_by_role("link", name="Next page").click()
+        expect(table.locator("caption")).to_have_text("Documents 26\N{EN DASH}30 of 30")
+        expect(table.locator("thead")).to_contain_text("_created")
+        page.get_by_role("link", name="Overview").click()
+        page.locator("#collections").get_by_role("link", name="shelf").click()
+        expect(table.locator("thead")).to_contain_text("_created")  # remembered
+        expect(table.locator("thead")).not_to_contain_text("bought")
+        page.get_by_label("Query q").fill('{"n": {"$lt": 3}}')
+        page.get_by_role("button", name="Search").click()
+        expect(table.locator("caption")).to_have_text("Documents 1\N{EN DASH}3 of 3")

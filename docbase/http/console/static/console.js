@@ -187,3 +187,38 @@
   path.addEventListener("input", follow);
   follow();
 })();
+
+// The column chooser: the ticked columns are remembered per collection in this
+// browser (localStorage) and asked for again when the collection is opened without any.
+(function () {
+  var chooser = document.getElementById("columns");
+  var table = document.getElementById("documents");
+  if (!chooser || !table || !window.localStorage) {
+    return;
+  }
+  var form = chooser.closest("form");
+  var key = "docbase-columns:" + table.dataset.collection;
+  var here = new URL(window.location.href);
+  var remembered = window.localStorage.getItem(key);
+  if (remembered && !here.searchParams.has("cols")) {
+    JSON.parse(remembered).forEach(function (name) {
+      here.searchParams.append("cols", name);
+    });
+    window.location.replace(here.toString());
+    return;
+  }
+  form.addEventListener("submit", function () {
+    var boxes = chooser.querySelectorAll("input[name=cols]");
+    if (!chooser.open) {  // not touched: the remembered choice (or none) stands
+      Array.prototype.forEach.call(boxes, function (box) { box.disabled = true; });
+      return;
+    }
+    var ticked = Array.prototype.filter.call(boxes, function (box) { return box.checked; })
+      .map(function (box) { return box.value; });
+    if (ticked.length > 0) {
+      window.localStorage.setItem(key, JSON.stringify(ticked));
+    } else {
+      window.localStorage.removeItem(key);
+    }
+  });
+})();
