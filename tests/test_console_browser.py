@@ -553,3 +553,30 @@ def test_columns_are_chosen_and_remembered_with_a_total_and_readable_dates(
         page.get_by_label("Query q").fill('{"n": {"$lt": 3}}')
         page.get_by_role("button", name="Search").click()
         expect(table.locator("caption")).to_have_text("Documents 1\N{EN DASH}3 of 3")
+
+
+def test_ticked_documents_are_deleted_together_and_the_sidebar_finds_collections(
+        server: ConsoleServer, browser: Any) -> None:
+    made = server.api("POST", "/rest/bulky", json=[{"n": n} for n in range(5)]).json()
+    server.api("POST", "/rest/elsewhere", json={"n": 1})
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.goto(f"{server.url}/_/c/bulky?sort=n")
+        sidebar = page.get_by_role("navigation", name="Collections")
+        page.get_by_label("Find a collection").fill("elsew")
+        expect(sidebar.get_by_role("link", name="elsewhere")).to_be_visible()
+        expect(sidebar.get_by_role("link", name="bulky")).to_be_hidden()
+        for document in made[:2]:
+            page.get_by_label(f"Select {document['_id']}").check()
+        page.get_by_role("button", name="Delete selected…").click()
+        expect(page.locator("#match-count")).to_contain_text("2 documents")
+        page.get_by_role("button", name="Delete 2 documents").click()
+        expect(page.locator("#flash")).to_have_text("Deleted 2 matching document(s).")
+        expect(page.locator("#documents tbody tr")).to_have_count(3)
+        page.get_by_label("Select every document of this page").check()
+        page.get_by_role("button", name="Delete selected…").click()
+        page.get_by_role("button", name="Delete 3 documents").click()
+        expect(page.locator("#documents tbody")).to_contain_text("No documents.")
+    assert server.api("GET", "/rest/bulky").json() == []
+    assert len(server.api("GET", "/rest/elsewhere").json()) == 1

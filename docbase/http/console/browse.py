@@ -125,4 +125,5 @@ async def collection_page(request: HttpRequest, console: Console,
         previous=url(skip=max(skip - size, 0)) if skip > 0 else None,
         next=url(skip=skip + size) if len(documents) >= size else None,
         first=skip + 1 if documents else 0, last=skip + len(documents), total=total,
-        fields=known_fields(schema_fields, documents), shown=names))
+        fields=known_fields(schema_fields, documents), shown=names,
+        collections=await console.database.collections()))

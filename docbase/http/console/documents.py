@@ -84,7 +84,9 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
         return await collection_page(request, console, where)
     collection = where.collection(console.database, console.principal)
     if where.action == "delete" and where.document_id is None:
-        return await bulk.preview(console, where, collection, request.query_params.get("q"))
+        ids = request.query_params.getall("ids", [])
+        return await bulk.preview(console, where, collection,
+                                  bulk.selected(ids) if ids else request.query_params.get("q"))
     specs = await _specs(console, collection)
     if where.action == "new":
         source = request.query_params.get("from")

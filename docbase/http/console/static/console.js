@@ -222,3 +222,22 @@
     }
   });
 })();
+
+// The table's "select every document of this page" box, and the collections sidebar's
+// search box (it hides the collections whose name does not contain what is typed).
+document.addEventListener("change", function (event) {
+  if (event.target.id === "select-all") {
+    document.querySelectorAll("#documents input[name=ids]").forEach(function (box) {
+      box.checked = event.target.checked;
+    });
+  }
+});
+document.addEventListener("input", function (event) {
+  if (event.target.id !== "find-collection") {
+    return;
+  }
+  var wanted = event.target.value.trim().toLowerCase();
+  document.querySelectorAll("#collection-list li").forEach(function (item) {
+    item.hidden = wanted !== "" && item.textContent.toLowerCase().indexOf(wanted) < 0;
+  });
+});
