@@ -580,3 +580,30 @@ def test_ticked_documents_are_deleted_together_and_the_sidebar_finds_collections
         expect(page.locator("#documents tbody")).to_contain_text("No documents.")
     assert server.api("GET", "/rest/bulky").json() == []
     assert len(server.api("GET", "/rest/elsewhere").json()) == 1
+
+
+def test_the_filter_builder_completes_field_names_and_adds_conditions_to_q(
+        server: ConsoleServer, browser: Any) -> None:
+    server.api("POST", "/rest/filters", json=[{"title": f"Item {n}", "n": n, "tag": "x"}
+                                              for n in range(10)])
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.goto(f"{server.url}/_/c/filters")
+        names = page.locator("#field-names option").evaluate_all(
+            "(options) => options.map((o) => o.value)")
+        assert {"title", "n", "tag", "_created"} <= set(names)
+        page.get_by_label("Field", exact=True).fill("n")
+        page.get_by_label("Condition").select_option(label="less than")
+        page.get_by_label("Value", exact=True).fill("4")
+        page.get_by_role("button", name="Add condition").click()
+        rows = page.locator("#documents tbody tr")
+        expect(rows).to_have_count(4)
+        expect(page.get_by_label("Query q")).to_have_value('{"n":{"$lt":4}}')
+        page.get_by_label("Field", exact=True).fill("title")
+        page.get_by_label("Condition").select_option(label="contains")
+        page.get_by_label("Value", exact=True).fill("item 2")
+        page.get_by_role("button", name="Add condition").click()
+        expect(rows).to_have_count(1)
+        expect(rows.first).to_contain_text("Item 2")
+        expect(page.locator("#rest-url")).to_contain_text("%24regex")

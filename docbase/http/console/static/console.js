@@ -241,3 +241,60 @@ document.addEventListener("input", function (event) {
     item.hidden = wanted !== "" && item.textContent.toLowerCase().indexOf(wanted) < 0;
   });
 });
+
+// The filter builder: a field (completed from the schema and the fields seen), a
+// condition and a value become one more condition of the raw q box, then the search
+// runs. A value reading as JSON (a number, true, null, "text") is taken as such.
+(function () {
+  var builder = document.getElementById("builder");
+  var q = document.getElementById("q");
+  if (!builder || !q) {
+    return;
+  }
+  function typed(text) {
+    try {
+      return JSON.parse(text);
+    } catch (ignored) {
+      return text;
+    }
+  }
+  function escaped(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+  builder.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var field = document.getElementById("builder-field").value.trim();
+    var operator = document.getElementById("builder-operator").value;
+    var text = document.getElementById("builder-value").value;
+    var status = document.getElementById("builder-status");
+    if (!field) {
+      status.textContent = "Choose a field first.";
+      return;
+    }
+    var query = {};
+    if (q.value.trim()) {
+      try {
+        query = JSON.parse(q.value);
+      } catch (error) {
+        status.textContent = "The q box does not hold valid JSON: " + error.message;
+        return;
+      }
+    }
+    var value = typed(text);
+    if (operator === "eq") {
+      query[field] = value;
+    } else {
+      var condition = typeof query[field] === "object" && query[field] !== null &&
+        !Array.isArray(query[field]) ? query[field] : {};
+      if (operator === "$regex") {
+        condition.$regex = escaped(text);
+        condition.$options = "i";
+      } else {
+        condition[operator] = operator === "$exists" ? value !== false : value;
+      }
+      query[field] = condition;
+    }
+    q.value = JSON.stringify(query);
+    document.getElementById("find").requestSubmit();
+  });
+})();
