@@ -3,13 +3,16 @@
 Where the collection has a schema, the editor shows one labelled input per declared
 field of a single-value type (text, numbers, yes/no, dates, options), with the
 validation messages of that field beside it; every other field (arrays, objects,
-fields no schema declares) stays in the JSON box. Saving joins both: an empty input
+fields no schema declares) stays in the JSON box. Dates and times use the browser's
+pickers where the stored text has their form, numbers a decimal keyboard, tags one
+comma-separated line. Saving joins both: an empty input
 leaves its field out, a number field whose text reads as a number is stored as one
 (else as the text, which the schema then refuses with its message).
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import msgspec
@@ -20,9 +23,28 @@ from docbase.core.schema.model import NUMBER_TYPES, CollectionSchema, FieldSpec,
 FORM_TYPES = frozenset({
     FieldType.TEXT, FieldType.TEXTAREA, FieldType.EMAIL, FieldType.URL, FieldType.NUMBER,
     FieldType.FLOAT_NUMBER, FieldType.MONEY, FieldType.BOOL, FieldType.DATE,
-    FieldType.DATETIME, FieldType.TIME, FieldType.OPTION,
+    FieldType.DATETIME, FieldType.TIME, FieldType.OPTION, FieldType.TAGS,
 })
 """Field types edited with an input of their own."""
+DATE_TEXT = re.compile(r"\d{4}-\d{2}-\d{2}")
+TIME_TEXT = re.compile(r"\d{2}:\d{2}(:\d{2})?")
+
+
+def html_type(spec: FieldSpec, value: str) -> str:
+    """The ``type`` of a field's ``<input>``: the browser's date or time picker.
+
+    Only where the stored text has the picker's form; other text stays editable as text.
+    """
+    if spec.type == FieldType.DATE and (not value or DATE_TEXT.fullmatch(value)):
+        return "date"
+    if spec.type == FieldType.TIME and (not value or TIME_TEXT.fullmatch(value)):
+        return "time"
+    return "text"
+
+
+INPUT_MODES = {FieldType.EMAIL: "email", FieldType.URL: "url", FieldType.NUMBER: "decimal",
+               FieldType.FLOAT_NUMBER: "decimal", FieldType.MONEY: "decimal"}
+"""The keyboard a phone shows for a field (the text is checked by the schema)."""
 
 
 def form_specs(schema: CollectionSchema | None) -> list[FieldSpec]:
@@ -30,7 +52,12 @@ def form_specs(schema: CollectionSchema | None) -> list[FieldSpec]:
     return [] if schema is None else [f for f in schema.fields if f.type in FORM_TYPES]
 
 
-def _shown(value: Any) -> str | None:
+def _shown(value: Any, spec: FieldSpec) -> str | None:
+    if spec.type == FieldType.TAGS:
+        tags = value if isinstance(value, list) else None
+        if tags is not None and all(isinstance(t, str) and "," not in t for t in tags):
+            return ", ".join(tags)
+        return None
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, str | int | float):
@@ -43,7 +70,7 @@ def split(specs: list[FieldSpec], document: dict[str, Any]) -> tuple[dict[str, s
     """``(input values by field, the fields left for the JSON box)``."""
     values, rest = {}, dict(document)
     for spec in specs:
-        if spec.name in rest and (shown := _shown(rest[spec.name])) is not None:
+        if spec.name in rest and (shown := _shown(rest[spec.name], spec)) is not None:
             values[spec.name] = shown
             del rest[spec.name]
     return values, rest
@@ -67,6 +94,8 @@ def joined(specs: list[FieldSpec], texts: dict[str, str], rest: dict[str, Any]
 
 
 def _typed(spec: FieldSpec, text: str) -> Any:
+    if spec.type == FieldType.TAGS:
+        return [tag.strip() for tag in text.split(",") if tag.strip()]
     if spec.type == FieldType.BOOL and text in ("true", "false"):
         return text == "true"
     if spec.type in NUMBER_TYPES:
@@ -82,6 +111,8 @@ def inputs(specs: list[FieldSpec], values: dict[str, str],
            errors: tuple[FieldError, ...] = ()) -> list[dict[str, Any]]:
     """What the template needs of each input: name, type, value, its messages."""
     return [{"index": i, "name": s.name, "type": str(s.type), "value": values.get(s.name, ""),
+             "html_type": html_type(s, values.get(s.name, "")),
+             "mode": INPUT_MODES.get(s.type, "text"),
              "required": s.required, "options": list(s.options or ()),
              "messages": [m for e in errors if e.field.split(".")[0] == s.name
                           for m in e.message]}
