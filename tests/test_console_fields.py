@@ -30,3 +30,15 @@ def test_dates_and_times_get_pickers_only_where_the_text_has_their_form() -> Non
                      "at": ("time", "text")}
     odd = {i["name"]: i["html_type"] for i in inputs(SPECS, {"born": "2020-02-29T10:00Z"})}
     assert odd["born"] == "text"  # a picker would show it empty and lose it on save
+
+
+def test_lookup_and_media_fields_are_lines_of_ids() -> None:
+    specs = [FieldSpec("cover", FieldType.IMAGE),
+             FieldSpec("author", FieldType.LOOKUP, collection="people")]
+    values, rest = split(specs, {"cover": ["m1", "m2"],
+                                 "author": [{"_id": "p1", "name": "Ann"}]})
+    assert (values, rest) == ({"cover": "m1, m2", "author": "p1"}, {})
+    body = joined(specs, submitted(specs, {"f-0": "m3", "f-1": "p1, p2"}), {})
+    assert body == {"cover": ["m3"], "author": [{"_id": "p1"}, {"_id": "p2"}]}
+    picked = inputs(specs, values, (), {"cover": [("m1", "cat.png")]})
+    assert [i["choices"] for i in picked] == [[("m1", "cat.png")], []]
