@@ -4,18 +4,17 @@ The browser reads a page of documents the way ``GET /rest/<collection>`` does: t
 URL parameters (``q``, ``h``, ``filter``, ``sort``, ``dir``, ``skip``, ``max``) parsed
 by the same core function, and :meth:`~docbase.core.collection.Collection.read` of the
 same collection, so the read pipeline applies unchanged. The page shows the equivalent
-``/rest`` URL. A page deep into a large collection costs what the same ``skip`` costs
-through ``/rest``; the browser asks for one page, never a count of the whole query.
+``/rest`` URL and how many documents the query matches (one count of its filter, the
+count ``GET /rest/<collection>?q=...&totals=true`` makes). The columns and cells are
+chosen by :mod:`~docbase.http.console.columns`.
 """
 
 from __future__ import annotations
 
-from collections import Counter
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 from urllib.parse import urlencode
 
-import msgspec
 from litestar import Response, get
 from litestar.response import Redirect
 
@@ -24,15 +23,14 @@ from docbase.core.changes.readable import ReadableChanges
 from docbase.core.errors import InvalidQuery
 from docbase.core.names import check_collection_name
 from docbase.core.query import parse_list_params
+from docbase.http.console.columns import cell, known_fields, shown_columns
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
-from docbase.http.console.rendering import CONSOLE_HEADERS, render, visible
+from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.targets import Target
 
 LIST_PARAMS = ("q", "h", "filter", "sort", "dir", "skip", "max")
 """The ``/rest`` list parameters the browser passes on."""
 PAGE_SIZE = 25
-MAX_COLUMNS = 8
-CELL_CHARACTERS = 80
 
 
 def _version() -> str:
@@ -78,23 +76,6 @@ async def open_collection(request: HttpRequest) -> Redirect:
     return Redirect(f"{console.base}/c/{name}", status_code=303, headers=dict(CONSOLE_HEADERS))
 
 
-def cell(value: Any) -> str:
-    """A document value as the table shows it: text as is, anything else as JSON, cut.
-
-    Bidi and control characters are written as escapes (:func:`visible`).
-    """
-    shown = visible(value if isinstance(value, str) else msgspec.json.encode(value).decode())
-    return shown if len(shown) <= CELL_CHARACTERS else shown[:CELL_CHARACTERS - 1] + "…"
-
-
-def columns(schema_fields: list[str], documents: list[dict[str, Any]]) -> list[str]:
-    """The schema's fields, else the most frequent top-level fields of the page."""
-    if schema_fields:
-        return schema_fields[:MAX_COLUMNS]
-    counted = Counter(k for d in documents for k in d if not k.startswith("_"))
-    return [name for name, _ in counted.most_common(MAX_COLUMNS)]
-
-
 def list_params(request: HttpRequest) -> dict[str, str]:
     """The list parameters the page was asked with (blank ones left out)."""
     return {k: v for k in LIST_PARAMS if (v := request.query_params.get(k, "").strip())}
@@ -107,22 +88,27 @@ async def collection_page(request: HttpRequest, console: Console,
     await collection.require_parent()
     params = list_params(request)
     params.setdefault("max", str(PAGE_SIZE))
-    error, documents, skip, size = "", [], 0, PAGE_SIZE
+    error, documents, skip, size, total = "", [], 0, PAGE_SIZE, 0
     try:
         query, options = parse_list_params({k: [v] for k, v in params.items()},
                                            limits=console.database.limits)
         skip, size = query.skip, query.limit or PAGE_SIZE
         read = await collection.read(query, options)
         documents = read if isinstance(read, list) else []
+        total = await collection.count(query.filter)
     except InvalidQuery as exc:
         error = exc.message
     schema = await console.database.schemas.get(collection.name)
-    names = columns([f.name for f in schema.fields] if schema else [], documents)
+    schema_fields = [f.name for f in schema.fields] if schema else []
+    chosen = request.query_params.getall("cols", [])
+    names = shown_columns(chosen, schema_fields, documents)
     rows = [{"id": d.get("_id", ""), "cells": [cell(d[n]) if n in d else "" for n in names]}
             for d in documents]
+    kept = [("cols", c) for c in names] if chosen else []
 
     def url(**changed: Any) -> str:
-        return "?" + urlencode({**params, **{k: str(v) for k, v in changed.items()}})
+        pairs = {**params, **{k: str(v) for k, v in changed.items()}}
+        return "?" + urlencode([*pairs.items(), *kept])
 
     sorted_by, direction = params.get("sort"), params.get("dir", "1")
     headers = [{"name": n, "url": url(sort=n, dir=-1 if (n == sorted_by and direction == "1")
@@ -138,4 +124,6 @@ async def collection_page(request: HttpRequest, console: Console,
         headers=headers, rows=rows, rest_url=rest_url, collection=collection.name,
         previous=url(skip=max(skip - size, 0)) if skip > 0 else None,
         next=url(skip=skip + size) if len(documents) >= size else None,
-        first=skip + 1 if documents else 0, last=skip + len(documents)))
+        first=skip + 1 if documents else 0, last=skip + len(documents), total=total,
+        fields=known_fields(schema_fields, documents), shown=names,
+        collections=await console.database.collections()))

@@ -1,5 +1,8 @@
 """Delete by query from the console: how many documents match, then delete them.
 
+The documents ticked in the table are deleted the same way, by the query naming their
+ids (:func:`selected`).
+
 ``GET /_/c/<collection>/_delete?q=...`` counts the documents the ``q`` filter matches
 (through the collection's read pipeline, like ``GET /rest/<collection>?q=...&count=true``)
 and asks for confirmation; ``POST`` deletes them with
@@ -11,6 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import msgspec
 from litestar import Response
 
 from docbase.core.collection import Collection
@@ -21,6 +25,11 @@ from docbase.http.console.guard import Console
 from docbase.http.console.rendering import render
 from docbase.http.console.targets import Target
 from docbase.http.params import query_filter
+
+
+def selected(ids: list[str]) -> str:
+    """The ``q`` filter of the documents ticked in the table: ``{"_id": {"$in": [...]}}``."""
+    return msgspec.json.encode({"_id": {"$in": ids}}).decode()
 
 
 def _filter(console: Console, q: Any) -> tuple[str, Filter]:

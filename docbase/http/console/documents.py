@@ -22,7 +22,7 @@ from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.errors import DocbaseError, ValidationFailed, VersionMismatch
 from docbase.core.schema.model import FieldSpec
 from docbase.core.update import SetOp, UnsetOp, Update
-from docbase.http.console import bulk
+from docbase.http.console import bulk, pickers
 from docbase.http.console.browse import collection_page
 from docbase.http.console.fields import form_specs, inputs, joined, split, submitted
 from docbase.http.console.flash import go
@@ -84,13 +84,16 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
         return await collection_page(request, console, where)
     collection = where.collection(console.database, console.principal)
     if where.action == "delete" and where.document_id is None:
-        return await bulk.preview(console, where, collection, request.query_params.get("q"))
+        ids = request.query_params.getall("ids", [])
+        return await bulk.preview(console, where, collection,
+                                  bulk.selected(ids) if ids else request.query_params.get("q"))
     specs = await _specs(console, collection)
+    picks = await pickers.choices(console, specs)
     if where.action == "new":
         source = request.query_params.get("from")
         values, rest = split(specs, _user_fields(await collection.get(source))
                              if source else {})
-        return _editor(console, where, _pretty(rest), inputs=inputs(specs, values))
+        return _editor(console, where, _pretty(rest), inputs=inputs(specs, values, (), picks))
     assert where.document_id is not None, "a document URL"
     document = await collection.get(where.document_id)
     if where.action == "delete":
@@ -98,7 +101,7 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
     children = [] if len(where.parts) > 2 else \
         await console.database.child_fields(collection.name)
     values, rest = split(specs, _user_fields(document))
-    return _editor(console, where, _pretty(rest), inputs=inputs(specs, values),
+    return _editor(console, where, _pretty(rest), inputs=inputs(specs, values, (), picks),
                    system={k: v for k, v in document.items() if k in SYSTEM_FIELDS},
                    children=children, saved=request.query_params.get("saved") == "1",
                    version=document.get("_version"))
@@ -120,6 +123,7 @@ async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
     text = form.get("document")
     text = text if isinstance(text, str) else ""
     specs = await _specs(console, collection)
+    picks = await pickers.choices(console, specs)
     texts = submitted(specs, form)
     try:
         body = joined(specs, texts, _parsed(text))
@@ -136,23 +140,24 @@ async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
         return go(console.base, f"{console.base}/c/{where.path}?saved=1")
     except ValueError as exc:
         return _editor(console, where, text, status=400, error=str(exc),
-                       inputs=inputs(specs, texts), version=_expected(form.get("version")))
+                       inputs=inputs(specs, texts, (), picks),
+                       version=_expected(form.get("version")))
     except ValidationFailed as exc:
         fields = [{"field": f.field, "messages": list(f.message)} for f in exc.fields]
         return _editor(console, where, text, status=422, error=exc.message, fields=fields,
-                       inputs=inputs(specs, texts, tuple(exc.fields)),
+                       inputs=inputs(specs, texts, tuple(exc.fields), picks),
                        version=_expected(form.get("version")))
     except VersionMismatch:
         assert where.document_id is not None, "only a stored document has a version"
         current = await collection.get(where.document_id)
-        return _editor(console, where, text, status=409, inputs=inputs(specs, texts),
+        return _editor(console, where, text, status=409, inputs=inputs(specs, texts, (), picks),
                        error="This document was changed by someone else since you opened "
                              "it. Reload it (your edit is lost) or overwrite their change "
                              "with yours.",
                        version=current.get("_version"), conflict=_user_fields(current))
     except DocbaseError as exc:
         return _editor(console, where, text, status=answer_for(type(exc)).status,
-                       error=exc.message, inputs=inputs(specs, texts),
+                       error=exc.message, inputs=inputs(specs, texts, (), picks),
                        version=_expected(form.get("version")))
 
 

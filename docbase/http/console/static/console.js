@@ -187,3 +187,114 @@
   path.addEventListener("input", follow);
   follow();
 })();
+
+// The column chooser: the ticked columns are remembered per collection in this
+// browser (localStorage) and asked for again when the collection is opened without any.
+(function () {
+  var chooser = document.getElementById("columns");
+  var table = document.getElementById("documents");
+  if (!chooser || !table || !window.localStorage) {
+    return;
+  }
+  var form = chooser.closest("form");
+  var key = "docbase-columns:" + table.dataset.collection;
+  var here = new URL(window.location.href);
+  var remembered = window.localStorage.getItem(key);
+  if (remembered && !here.searchParams.has("cols")) {
+    JSON.parse(remembered).forEach(function (name) {
+      here.searchParams.append("cols", name);
+    });
+    window.location.replace(here.toString());
+    return;
+  }
+  form.addEventListener("submit", function () {
+    var boxes = chooser.querySelectorAll("input[name=cols]");
+    if (!chooser.open) {  // not touched: the remembered choice (or none) stands
+      Array.prototype.forEach.call(boxes, function (box) { box.disabled = true; });
+      return;
+    }
+    var ticked = Array.prototype.filter.call(boxes, function (box) { return box.checked; })
+      .map(function (box) { return box.value; });
+    if (ticked.length > 0) {
+      window.localStorage.setItem(key, JSON.stringify(ticked));
+    } else {
+      window.localStorage.removeItem(key);
+    }
+  });
+})();
+
+// The table's "select every document of this page" box, and the collections sidebar's
+// search box (it hides the collections whose name does not contain what is typed).
+document.addEventListener("change", function (event) {
+  if (event.target.id === "select-all") {
+    document.querySelectorAll("#documents input[name=ids]").forEach(function (box) {
+      box.checked = event.target.checked;
+    });
+  }
+});
+document.addEventListener("input", function (event) {
+  if (event.target.id !== "find-collection") {
+    return;
+  }
+  var wanted = event.target.value.trim().toLowerCase();
+  document.querySelectorAll("#collection-list li").forEach(function (item) {
+    item.hidden = wanted !== "" && item.textContent.toLowerCase().indexOf(wanted) < 0;
+  });
+});
+
+// The filter builder: a field (completed from the schema and the fields seen), a
+// condition and a value become one more condition of the raw q box, then the search
+// runs. A value reading as JSON (a number, true, null, "text") is taken as such.
+(function () {
+  var builder = document.getElementById("builder");
+  var q = document.getElementById("q");
+  if (!builder || !q) {
+    return;
+  }
+  function typed(text) {
+    try {
+      return JSON.parse(text);
+    } catch (ignored) {
+      return text;
+    }
+  }
+  function escaped(text) {
+    return text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
+  }
+  builder.addEventListener("submit", function (event) {
+    event.preventDefault();
+    var field = document.getElementById("builder-field").value.trim();
+    var operator = document.getElementById("builder-operator").value;
+    var text = document.getElementById("builder-value").value;
+    var status = document.getElementById("builder-status");
+    if (!field) {
+      status.textContent = "Choose a field first.";
+      return;
+    }
+    var query = {};
+    if (q.value.trim()) {
+      try {
+        query = JSON.parse(q.value);
+      } catch (error) {
+        status.textContent = "The q box does not hold valid JSON: " + error.message;
+        return;
+      }
+    }
+    var value = typed(text);
+    if (operator === "eq") {
+      query[field] = value;
+    } else {
+      var condition = typeof query[field] === "object" && query[field] !== null &&
+        !Array.isArray(query[field]) ? query[field] : {};
+      if (operator === "$regex") {
+        condition.$regex = escaped(text);
+        condition.$options = "i";
+      } else {
+        condition[operator] = operator === "$exists" ? value !== false : value;
+      }
+      query[field] = condition;
+    }
+    q.value = JSON.stringify(query);
+    document.getElementById("find").requestSubmit();
+  });
+})();
