@@ -57,7 +57,7 @@ def add_database_options(parser: argparse.ArgumentParser, *,
     add_deployment_options(parser, storage_help=storage_help).add_argument(
         "--db", metavar="NAME", help=f"database to act on (default: the primary, {PRIMARY!r})")
     remote = parser.add_argument_group("remote server (instead of --data-dir/--storage)")
-    remote.add_argument("--url", metavar="URL", help="a served database, "
+    remote.add_argument("--url", dest="remote_url", metavar="URL", help="a served database, "
                         "https://host:8443 or https://host:8443/db/NAME")
     remote.add_argument("--apikey", metavar="KEY", help=f"its full-access key (else "
                         f"${APIKEY_VARIABLE})")
@@ -177,7 +177,7 @@ def with_remote(args: argparse.Namespace, action: RemoteAction | None) -> int:
     from docbase.client import connect_remote  # noqa: PLC0415 (httpx: the client extra)
 
     async def go() -> int:
-        async with await connect_remote(args.url, apikey=apikey,
+        async with await connect_remote(args.remote_url, apikey=apikey,
                                         verify=args.cacert or True) as remote:
             return await action(args, remote)
 
@@ -197,7 +197,7 @@ def on_database(
     def handler(args: argparse.Namespace) -> int:
         if check is not None:
             check(args)
-        if getattr(args, "url", None):
+        if getattr(args, "remote_url", None):
             return with_remote(args, remote)
         deployment, entry = database_of(args)
         return with_database(entry, deployment, lambda db: action(args, db, entry))

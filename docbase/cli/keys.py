@@ -72,7 +72,7 @@ async def _create_remote(args: argparse.Namespace, remote: RemoteDatabase) -> in
         expires=args.expires, description=args.description, roles=args.role)
     print(raw, flush=True)
     kind = "full-access" if key.full_access else "scoped"
-    say(f"created {kind} key {key.id} in database {remote.name!r} at {args.url}")
+    say(f"created {kind} key {key.id} in database {remote.name!r} at {args.remote_url}")
     return 0
 
 

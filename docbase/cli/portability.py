@@ -133,7 +133,7 @@ def into_database(action: DatabaseAction, remote: RemoteAction | None = None,
     """
     def handler(args: argparse.Namespace) -> int:
         _archive(args)
-        if getattr(args, "url", None):
+        if getattr(args, "remote_url", None):
             return with_remote(args, remote)
         deployment = deployment_from(args, storage=args.storage)
         entry = deployment.database(args.db)

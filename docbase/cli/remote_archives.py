@@ -26,7 +26,7 @@ async def export_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int
     """``export --url ... --out FILE``: the served database's archive into ``FILE``."""
     size = await remote.operator.export(Path(args.out), collections=chosen_collections(args),
                                         secrets=args.include_secrets)
-    say(f"database {remote.name!r}: exported {size / 1e6:.1f} MB from {args.url}")
+    say(f"database {remote.name!r}: exported {size / 1e6:.1f} MB from {args.remote_url}")
     return 0
 
 
