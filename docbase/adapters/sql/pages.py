@@ -107,15 +107,27 @@ def flat_paths(query: Query, indexed: Callable[[Path], bool]) -> tuple[Path, ...
 
     The sorted paths when the leading one has an index (the index serves the order),
     and the indexed paths of the filter's equality and range conditions (the index
-    seeks to the matches, which alone are sorted). Without any, one statement.
+    seeks to the matches, which alone are sorted); only the latter when one of them is
+    an equality on another path than the sorted ones. Without any, one statement.
     """
     if not query.sort or query.limit is None:
         return ()
     sorted_paths = [key.path for key in query.sort]
+    compared = [path for path in dict.fromkeys(compared_paths(query.filter)) if indexed(path)]
+    if any(path not in sorted_paths for path in equal_paths(query.filter)
+           if path in compared):
+        # an indexed equality on another path: seek to it and sort its matches; with the
+        # sort index usable, PostgreSQL walked it when the two fields were correlated
+        # (0.2 % by status sorted by price: 14.6 s at 1,000,000 documents)
+        return tuple(compared)
     flat = sorted_paths if indexed(sorted_paths[0]) else []
-    flat += [path for path in dict.fromkeys(compared_paths(query.filter))
-             if path not in flat and indexed(path)]
-    return tuple(flat)
+    return tuple(flat + [path for path in compared if path not in flat])
+
+
+def equal_paths(filter: Filter) -> list[Path]:
+    """The paths of the equality conditions (``Eq``, ``In``) ``filter`` requires."""
+    operands = filter.operands if isinstance(filter, And) else (filter,)
+    return [operand.path for operand in operands if isinstance(operand, Eq | In)]
 
 
 def written_number(number: int) -> Any:
