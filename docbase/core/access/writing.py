@@ -78,6 +78,7 @@ class AuthorizeAccessWrite(AccessStage):
             case UpdateDocument() | DeleteIds(bulk=False):
                 operation = "update" if isinstance(write, UpdateDocument) else "delete"
                 document_id = write.ids[0]
+                granted(rules, write.principal, operation, write.collection)  # else 403
                 scope = read_scope(rules, write.principal, write.collection)
                 if not await self._matching(write.collection, Eq(("_id",), document_id),
                                             scope):
