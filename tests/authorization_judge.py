@@ -68,7 +68,7 @@ def expect(model: Model, request: Asked, method: str, url: str, target: str, par
         if not model.in_read_scope(collection, stored) or (
                 child and stored.get("_parent_id") != parent):
             return Expected({404})
-        return Expected({200}, [model.view(target)])
+        return Expected({200}, [model.view(target, listed=False)])
     if request.kind == "unset_lookup":  # a lookup holds ids: its sub-paths are not fields
         return Expected({422})
     if request.kind in ("set_lookup", "smuggle_lookup"):
@@ -108,8 +108,11 @@ def by_id(documents: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return sorted((normalized(d) for d in documents), key=lambda d: str(d["_id"]))
 
 
-def leaks(model: Model, text: str, sent: Any = None) -> list[str]:
-    """The markers in ``text`` that the caller may not learn (what it sent, it knows)."""
+def leaks(model: Model, text: str, sent: Any = None, written: str | None = None) -> list[str]:
+    """The markers in ``text`` that the caller may not learn (what it sent, it knows;
+    the answer of a write of document ``written`` may show it)."""
     known = {str(v) for v in sent.values()} if isinstance(sent, dict) else set()
+    if written is not None and written in model.stored:
+        known |= model.written(written)
     return [secret for secret in model.secrets() - known
             if re.search(rf"(?<![0-9a-fA-F.]){re.escape(secret)}(?![0-9a-fA-F.])", text)]

@@ -153,9 +153,10 @@ class Model:
         where = rules.get("where", {}).get("read")
         return where is None or matches(where, document, self.caller)
 
-    def hidden(self, collection: str) -> frozenset[str]:
-        """The fields the caller never sees nor names in a query of ``collection``."""
-        hidden = set(HOOK_HIDDEN.get(collection, ()))
+    def hidden(self, collection: str, listed: bool = True) -> frozenset[str]:
+        """The fields the caller never sees nor names in a query of ``collection``
+        (the hook hides fields from lists only: it shapes list queries)."""
+        hidden = set(HOOK_HIDDEN.get(collection, ()) if listed else ())
         if self.limited():
             for name, rule in RULES.get(collection, {}).get("fields", {}).items():
                 if "read" in rule and not self.caller.roles.intersection(rule["read"]):
@@ -196,21 +197,28 @@ class Model:
 
     # ---------------------------------------------------------------- what is seen
 
-    def view(self, document_id: str) -> dict[str, Any]:
+    def view(self, document_id: str, listed: bool = True) -> dict[str, Any]:
         """The caller's view of a stored document: user fields, lookups resolved."""
         collection = self.collection_of[document_id]
         stored = self.stored[document_id]
-        hidden = self.hidden(collection)
+        hidden = self.hidden(collection, listed)
         seen: dict[str, Any] = {"_id": document_id}
         for name, kind in FIELDS[collection].items():
             if name in hidden or name not in stored:
                 continue
             if kind.startswith("lookup:"):
-                seen[name] = [self.view(i) if i in self.stored and self.readable(i)
+                seen[name] = [self.view(i, listed) if i in self.stored and self.readable(i)
                               else {"_id": i} for i in stored[name]]
             else:
                 seen[name] = stored[name]
         return seen
+
+    def written(self, document_id: str) -> set[str]:
+        """What a write's answer may show of the document it wrote (as docs/http.md: the
+        document as stored), without the fields the rules hide: a caller that may write
+        a document but not GET its path still receives it."""
+        hidden = self.hidden(self.collection_of[document_id], listed=False)
+        return {str(v) for k, v in self.stored[document_id].items() if k not in hidden}
 
     def secrets(self) -> set[str]:
         """The stored values this caller may not learn (unique markers; see the seed)."""
@@ -218,7 +226,7 @@ class Model:
         for document_id, document in self.stored.items():
             if self.readable(document_id):
                 collection = self.collection_of[document_id]
-                hidden = self.hidden(collection)
+                hidden = self.hidden(collection, listed=False)  # a get shows them
                 shown |= {str(v) for k, v in document.items()
                           if k in FIELDS[collection] and k not in hidden}
         every = {str(v) for d in self.stored.values() for v in d.values() if marker(v)}
