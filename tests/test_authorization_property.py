@@ -43,9 +43,10 @@ from docbase.core.auth import Principal, create_user, login, set_roles
 from docbase.core.query import parse_cursor
 from docbase.core.settings import Limits
 from docbase.http.testing import LiveDocbase, live_docbase
+from docbase.testing.sse import open_events
 from tests.authorization_judge import Expected, by_id, expect, leaks
 from tests.authorization_library import library_answer, principal_of
-from tests.authorization_model import COLLECTIONS, EMAILS, PARENT, Caller, Model
+from tests.authorization_model import COLLECTIONS, EMAILS, FIELDS, PARENT, Caller, Model
 from tests.authorization_requests import Asked, Drawn, asked, http_request, principals, seed
 from tests.backends import BACKENDS
 
@@ -123,7 +124,8 @@ def check_storage(before: Model, after: Model, status: int) -> None:
 
 @pytest.fixture
 async def served(engine: Any, tmp_path: Path) -> AsyncIterator[tuple[LiveDocbase, dict[str, str]]]:
-    db = Database(*engine, name="main", limits=Limits(change_poll_interval=0.02))
+    db = Database(*engine, name="main", limits=Limits(change_poll_interval=0.02,
+                                                              realtime_ping_interval=0.2))
     async with live_docbase({"main": db}, tmp_path) as live:
         await seed(db)
         tokens = {}
@@ -161,7 +163,7 @@ async def test_https_answers_only_what_storage_lets_the_principal_see(
         number = next(NUMBERS)
         model = await stored(db, caller_of(drawn))
         target, parent = pick(model, request)
-        code = str(model.documents("secret")[0]["code"])
+        code = next((str(d["code"]) for d in model.documents("secret") if "code" in d), "")
         method, url, extra, body = http_request(request, target, parent, number, code)
         expected = expect(model, request, method, url, target, parent, body)
         written = parent if "lookup" in request.kind else target if method != "GET" else None
@@ -200,7 +202,7 @@ async def test_the_library_answers_only_what_storage_lets_the_principal_see(
         number = next(NUMBERS)
         model = await stored(db, caller_of(drawn))
         target, parent = pick(model, request)
-        code = str(model.documents("secret")[0]["code"])
+        code = next((str(d["code"]) for d in model.documents("secret") if "code" in d), "")
         method, url, _, body = http_request(request, target, parent, number, code)
         expected = expect(model, request, method, url, target, parent, body)
         written = parent if "lookup" in request.kind else target if method != "GET" else None
@@ -215,3 +217,39 @@ async def test_the_library_answers_only_what_storage_lets_the_principal_see(
         elif status == 200 and request.kind != "totals":
             kind = "list" if request.kind in ("ndjson", "csv") else request.kind
             check_documents(expected, answer, kind, text)
+
+
+@settings(PROPERTY, max_examples=max(5, EXAMPLES // 25))
+@given(drawn=principals.filter(lambda d: d.kind != "full"))
+async def test_the_change_feed_sends_only_documents_the_principal_may_read(
+    served: tuple[LiveDocbase, dict[str, str]], drawn: Drawn,
+) -> None:
+    live, tokens = served
+    db = live.db
+    await db.settings.set("realtime.global", True)
+    if drawn.kind == "key":
+        params = {"apikey": await live.key(full_access=False, paths=drawn.paths,
+                                           methods=drawn.methods, roles=drawn.roles)}
+    else:
+        await set_roles(db, drawn.email, drawn.roles)
+        params = {"jwt": tokens[drawn.email]}
+    written = Model(caller_of(drawn))
+    async with open_events(live.client, "/realtime", params=params) as stream:
+        assert (await stream.next()).name == "ping"
+        for author in (*EMAILS, "api"):
+            for name in COLLECTIONS:
+                body = {"title": f"m-feed{next(NUMBERS)}-", "team": "red", "salary": 96000}
+                fields = {k: v for k, v in body.items() if k in FIELDS[name]}
+                written.load(name, [await db.collection(name, Principal(author=author))
+                                    .insert(fields)])
+        await db.changes.publish_custom("end", None, author="test")
+        seen = []
+        while (sse := await stream.next(skip_pings=True)).name != "end":
+            seen.append(sse.json())
+    event(f"feed: {len(seen)} events")
+    mine = {i for i in written.stored if written.url_allows(
+        "GET", f"/rest/{written.collection_of[i]}") and written.in_read_scope(
+        written.collection_of[i], written.stored[i])}
+    assert {e["data"]["_id"] for e in seen if e["event"] == "post"} == mine, (drawn, seen)
+    found = leaks(written, json.dumps(seen))
+    assert not found, (drawn, found, seen)
