@@ -195,3 +195,18 @@ async def test_where_with_the_users_email_over_https(live: LiveDocbase) -> None:
     stored = await live.db.collection("tasks").find()
     assert sorted((t["title"], t["assignee"]) for t in stored) == [
         ("bob's", "bob@example.com"), ("mine", "ann@example.com")]
+
+
+async def test_an_operation_no_role_grants_is_403_even_outside_the_read_scope(
+        stores: Any) -> None:
+    """docs/access.md: no role for the operation is 403 "whether or not the document
+    exists", so a document outside the read scope answers 403 too, not 404."""
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "update": ["editor"], "delete": ["editor"],
+                                  "where": {"read": {"team": "$user.email"}}})
+        ann = db.collection("notes", ANN)
+        for write in (lambda: ann.delete(ids["bob 1"]), lambda: ann.delete("0" * 24),
+                      lambda: ann.update(ids["bob 1"], {"title": "x"})):
+            with pytest.raises(Forbidden, match="do not allow"):
+                await write()
+        assert await titles(db) == ["ann 1", "ann 2", "bob 1"]
