@@ -210,3 +210,17 @@ async def test_an_operation_no_role_grants_is_403_even_outside_the_read_scope(
             with pytest.raises(Forbidden, match="do not allow"):
                 await write()
         assert await titles(db) == ["ann 1", "ann 2", "bob 1"]
+
+
+async def test_the_answer_to_a_write_hides_the_fields_the_reader_may_not_read(
+        stores: Any) -> None:
+    async with Database(*stores) as db:
+        ids = await notes_db(db, {"read": ["*"], "create": ["*"], "update": ["*"],
+                                  "fields": {"salary": {"read": ["hr"], "write": ["hr"]}}})
+        editor = db.collection("notes", EDITOR)
+        for answer in (await editor.update(ids["ann 1"], {"title": "put"}),
+                       await editor.patch(ids["ann 1"], {"title": "patched"}),
+                       await editor.insert({"title": "new"})):
+            assert "salary" not in answer, answer
+        assert (await db.collection("notes", HR).get(ids["ann 1"]))["salary"] == 100
+        assert "salary" in await db.collection("notes", HR).update(ids["ann 1"], {"title": "x"})

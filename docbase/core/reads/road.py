@@ -26,10 +26,12 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
+from docbase.core.access.scope import limited
 from docbase.core.auth.principal import Principal
 from docbase.core.documents import Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.events import ReadEvent
+from docbase.core.names import is_user_collection
 from docbase.core.parents import ParentRef, children_of
 from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
@@ -138,10 +140,23 @@ class ReadRoad:
                      documents: Sequence[Document]) -> list[Document]:
         """``documents`` as :meth:`shape` leaves them, copied first when it may change them.
 
-        For documents others hold too (a write's, already published as a change).
+        For documents others hold too (a write's, already published as a change). The
+        answer to a write leaves out the fields the collection's access rules hide from
+        the principal, as its reads do (``docs/access.md``).
         """
-        if not await self.lookup_targets(collection):
+        hidden = await self.hidden_fields(collection, principal)
+        if not hidden and not await self.lookup_targets(collection):
             return list(documents)
-        copies = [dict(document) for document in documents]
+        copies = [{k: v for k, v in document.items() if k not in hidden}
+                  for document in documents]
         await self.shape(collection, principal, copies)
         return copies
+
+    async def hidden_fields(self, collection: str, principal: Principal) -> tuple[str, ...]:
+        """The fields of ``collection`` its access rules hide from ``principal``."""
+        if not limited(principal) or not is_user_collection(collection):
+            return ()
+        schema = await self.schemas.get(collection)
+        if schema is None or schema.access is None:
+            return ()
+        return schema.access.hidden(principal.roles, "read")
