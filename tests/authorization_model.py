@@ -185,7 +185,7 @@ class Model:
     def readable(self, document_id: str) -> bool:
         """Whether the caller may read this stored document on some path of its own."""
         collection = self.collection_of[document_id]
-        return (any(self.caller.path_allows("GET", p) for p in self.paths_of(document_id))
+        return (any(self.url_allows("GET", p) for p in self.paths_of(document_id))
                 and self.in_read_scope(collection, self.stored[document_id]))
 
     def url_allows(self, method: str, path: str) -> bool:
