@@ -112,4 +112,6 @@ class CollectionSchema(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     def to_json(self) -> dict[str, Any]:
         """The schema as the JSON object ``_meta`` and schema files use."""
         result: dict[str, Any] = msgspec.json.decode(msgspec.json.encode(self))
+        if self.access is None:  # a collection without rules reads as it did before them
+            del result["access"]
         return result
