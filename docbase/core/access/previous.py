@@ -12,9 +12,9 @@ the change event carries them. Writes of collections without rules read nothing 
 
 from __future__ import annotations
 
-from docbase.core.access.reading import rules_of
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import CREATOR
+from docbase.core.access.visible import rules_of
 from docbase.core.access.where import where_filter
 from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.parents import scoped

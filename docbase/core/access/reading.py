@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import msgspec
 
-from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import limited, read_scope
+from docbase.core.access.visible import read_view, rules_of
 from docbase.core.auth.principal import Principal
 from docbase.core.errors import Forbidden, NotFound
 from docbase.core.events import ReadEvent
-from docbase.core.names import is_user_collection
 from docbase.core.parents import ParentRef
 from docbase.core.ports import DocumentStore
 from docbase.core.query import MATCH_ALL, And, Eq, Filter, Projection, Query
@@ -55,14 +54,6 @@ async def require_readable_parent(schemas: SchemaRegistry, store: DocumentStore,
                   projection=Projection((("_id",),), True))
     if not await store.find(parent.collection, query):
         raise NotFound(f"no document {parent.document_id} in {parent.collection!r}")
-
-
-async def rules_of(schemas: SchemaRegistry, collection: str) -> AccessRules | None:
-    """The access rules of ``collection`` (``None`` when it has none)."""
-    if not is_user_collection(collection):
-        return None
-    schema = await schemas.get(collection)
-    return None if schema is None else schema.access
 
 
 def hidden_projection(projection: Projection | None,
@@ -114,11 +105,10 @@ class ApplyAccessRules:
         if not limited(read.principal):
             return
         await require_readable_parent(self.schemas, self.store, read.principal, read.parent)
-        rules = await rules_of(self.schemas, read.collection)
-        if rules is None:
+        view = await read_view(self.schemas, read.principal, read.collection)
+        if view is None:
             return
-        scope = read_scope(rules, read.principal, read.collection)
-        hidden = rules.hidden(read.principal.roles, "read")
+        scope, hidden = view
         if read.query is not None:
             check_paths(read.query, hidden, read.collection)
             read.query = msgspec.structs.replace(

@@ -23,9 +23,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from docbase.core.access.reading import require_readable_parent, rules_of, within
+from docbase.core.access.reading import require_readable_parent, within
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import CREATOR, Grant, granted, limited, owned, read_scope
+from docbase.core.access.visible import rules_of
 from docbase.core.access.where import where_filter
 from docbase.core.documents import json_copy
 from docbase.core.errors import Forbidden, NotFound
