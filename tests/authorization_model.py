@@ -26,7 +26,8 @@ from typing import Any
 ROLES = ("editor", "hr", "red", "blue")
 EMAILS = ("ann@example.com", "bob@example.com")
 KEY_AUTHOR = "api"
-"""What a key writes as ``_createdby`` (docs/auth.md): the identity ``@owner`` compares."""
+"""What a full-access key writes as ``_createdby`` (docs/access.md), and the owner the
+drawn scoped keys are created with (``owner=``): the identity ``@owner`` compares."""
 
 RULES: dict[str, dict[str, Any]] = {
     "notes": {"read": ["editor", "@owner"], "create": ["*"], "update": ["editor", "@owner"],

@@ -155,7 +155,8 @@ async def test_https_answers_only_what_storage_lets_the_principal_see(
         headers = live.auth()
     elif drawn.kind == "key":
         headers = {"x-apikey": await live.key(full_access=False, paths=drawn.paths,
-                                              methods=drawn.methods, roles=drawn.roles)}
+                                              methods=drawn.methods, roles=drawn.roles,
+                                              owner=drawn.email)}
     else:
         await set_roles(db, drawn.email, drawn.roles)
         headers = {"authorization": f"Bearer {tokens[drawn.email]}"}
@@ -229,7 +230,8 @@ async def test_the_change_feed_sends_only_documents_the_principal_may_read(
     await db.settings.set("realtime.global", True)
     if drawn.kind == "key":
         params = {"apikey": await live.key(full_access=False, paths=drawn.paths,
-                                           methods=drawn.methods, roles=drawn.roles)}
+                                           methods=drawn.methods, roles=drawn.roles,
+                                           owner=drawn.email)}
     else:
         await set_roles(db, drawn.email, drawn.roles)
         params = {"jwt": tokens[drawn.email]}

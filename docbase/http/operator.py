@@ -90,7 +90,8 @@ async def create_key(request: HttpRequest, docbase_server: ServerDependency) -> 
         database, full_access=True if body.get("full") else None,
         paths=_strings(body, "paths"), methods=_strings(body, "methods"),
         origins=_strings(body, "origins"), expires=body.get("expires"),
-        description=str(body.get("description") or ""), roles=_strings(body, "roles"))
+        description=str(body.get("description") or ""), roles=_strings(body, "roles"),
+        owner=body.get("owner"))
     return json_response(request, {"key": raw, "record": msgspec.to_builtins(key)}, 201)
 
 
