@@ -6,10 +6,13 @@ documents it wrote stay its own."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+import docbase
 from docbase import Database, InvalidQuery
 from docbase.core import auth
 from docbase.core.auth.keys import KEYS_COLLECTION, forget_cached_keys
@@ -17,6 +20,7 @@ from docbase.core.schema import parse_schema
 from docbase.core.update import UnsetOp, Update
 from docbase.http.testing import LiveDocbase
 from tests.access_fixtures import NOTES
+from tests.test_serve_harness import run_cli
 
 PRIVATE = {**NOTES, "access": {"read": ["*"], "create": ["*"], "update": ["@owner"],
                                "delete": ["@owner"], "private": True}}
@@ -85,3 +89,21 @@ async def test_a_key_owner_is_a_name_and_only_for_scoped_keys(stores: Any) -> No
         assert (key.owner, key.principal().author) == ("shop-frontend", "shop-frontend")
         _, full = await auth.create_key(db)
         assert (full.owner, full.principal().author) == ("api", "api")
+
+
+async def test_keys_create_takes_an_owner_on_the_command_line(tmp_path: Path) -> None:
+    storage = f"sqlite:///{tmp_path}/owners.sqlite"
+    async with await docbase.connect(storage, name="docbase"):
+        pass  # the database exists, as after a first 'docbase serve'
+    run_cli(tmp_path, "keys", "create", "--storage", storage, "--path", "/rest/**",
+            "--owner", "shop-frontend", "--description", "shop")
+    run_cli(tmp_path, "keys", "create", "--storage", storage, "--path", "/rest/**",
+            "--description", "own")
+    keys = {k["description"]: k["owner"] for k in map(json.loads, run_cli(
+        tmp_path, "keys", "list", "--storage", storage, "--json").stdout.splitlines())}
+    assert keys["shop"] == "shop-frontend"
+    assert keys["own"].startswith("key:")
+    refused = run_cli(tmp_path, "keys", "create", "--storage", storage, "--full",
+                      "--owner", "shop", check=False)
+    assert refused.returncode != 0
+    assert "owner" in refused.stderr

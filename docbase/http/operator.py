@@ -6,7 +6,7 @@ keys``, ``users``, ``schema``, ``export`` and ``import`` commands reach a served
 calls the function the command calls on an open database:
 
 - ``GET /_ops/keys``; ``POST /_ops/keys`` ``{"full", "paths", "methods", "origins",
-  "expires", "description", "roles"}``: 201 ``{"key": raw, "record": {...}}``;
+  "expires", "description", "roles", "owner"}``: 201 ``{"key": raw, "record": {...}}``;
   ``DELETE /_ops/keys/<key, id or prefix>``: the revoked record.
 - ``GET /_ops/users``; ``POST /_ops/users`` ``{"email", "password", "displayname",
   "image", "admin", "roles"}``: 201, the user; ``DELETE /_ops/users/<email>``.
