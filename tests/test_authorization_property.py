@@ -46,6 +46,7 @@ from hypothesis import strategies as st
 import tests.hypothesis_profiles  # noqa: F401 - registers and loads the settings profile
 from docbase import Database
 from docbase.core.auth import Principal, create_user, login, set_roles
+from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.query import parse_cursor
 from docbase.core.settings import Limits
 from docbase.http.testing import LiveDocbase, live_docbase
@@ -121,6 +122,14 @@ def check_documents(expected: Expected, answer: Any, kind: str, text: str) -> No
             got, want)
 
 
+def check_write_answer(model: Model, request: Asked, target: str, status: int,
+                       answer: Any) -> None:
+    """An update's answer to a caller that may not read the document holds its ``_id``
+    and system fields alone (docs/access.md "The answer to a write")."""
+    if request.kind in ("put", "patch") and status == 200 and not model.readable(target):
+        assert set(answer) <= SYSTEM_FIELDS, (request, answer)
+
+
 def check_storage(before: Model, after: Model, status: int,
                   queried: str | None = None) -> None:
     """A refused write changes nothing (a copy smuggled into a lookup is a leak, found
@@ -193,6 +202,8 @@ async def test_https_answers_only_what_storage_lets_the_principal_see(
         if method != "GET":
             check_storage(model, await stored(db, model.caller), response.status_code,
                           target if request.kind == "delete_query" else None)
+            check_write_answer(model, request, target, response.status_code,
+                               response.json() if response.status_code < 300 else None)
         elif response.status_code == 200:
             answer = None if request.kind in ("ndjson", "csv") else response.json()
             check_documents(expected, answer, request.kind, response.text)
@@ -229,6 +240,7 @@ async def test_the_library_answers_only_what_storage_lets_the_principal_see(
         if method != "GET":
             check_storage(model, await stored(db, model.caller), status,
                           target if request.kind == "delete_query" else None)
+            check_write_answer(model, request, target, status, answer)
         elif status == 200 and request.kind != "totals":
             kind = "list" if request.kind in ("ndjson", "csv") else request.kind
             check_documents(expected, answer, kind, text)
