@@ -21,6 +21,15 @@ IN_CI = os.environ.get("CI", "").lower() == "true"
 
 Backend = Callable[[pytest.FixtureRequest], contextlib.AbstractAsyncContextManager[Any]]
 
+TEST_QUERY_TIMEOUT = 60.0
+"""Seconds a store opened by these backends lets one operation run (product default 10).
+
+A deadline only a hang misses (docs/testing.md): the workers share two cores with the
+PostgreSQL server, the Mongo wire server (JavaScript, one thread) and served processes,
+and under that load a trivial query on the wire server was seen to outlast 10 s. The
+tests of the timeout itself open their stores with their own, short one.
+"""
+
 
 def service_missing(reason: str) -> None:
     """Skip locally, fail under CI: a test that needs a service never silently passes."""
@@ -131,7 +140,8 @@ async def mongo_backend(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     client: AsyncMongoClient[dict[str, Any]] = AsyncMongoClient(
         mongo_url(url, database), serverSelectionTimeoutMS=10_000)
     try:
-        async with MongoDocumentStore(client, database) as store:
+        async with MongoDocumentStore(client, database,
+                                      query_timeout=TEST_QUERY_TIMEOUT) as store:
             yield store, MongoBlobStore(client, database)
     finally:
         await client.drop_database(database)
@@ -171,7 +181,36 @@ async def postgresql_schema() -> AsyncIterator[str]:
     finally:
         async with admin.begin() as conn:
             await conn.execute(sa.text(f'DROP SCHEMA "{schema}" CASCADE'))
+        await _vacuum_catalogs_now_and_then(admin)
         await admin.dispose()
+
+
+_CATALOGS = ("pg_attribute", "pg_class", "pg_type", "pg_depend", "pg_index",
+             "pg_constraint", "pg_attrdef", "pg_namespace", "pg_statistic", "pg_sequence")
+VACUUM_EVERY = 40
+"""Schemas a worker drops between two vacuums of the system catalogs."""
+_dropped = [0]
+
+
+async def _vacuum_catalogs_now_and_then(admin: Any) -> None:
+    """Vacuum the catalogs after every :data:`VACUUM_EVERY` schemas this process dropped.
+
+    Each schema leaves thousands of dead catalog rows when dropped (its tables' columns,
+    types, indexes, dependencies). Where the server runs with autovacuum off (this
+    machine's does), a whole run piled up 330,000 dead rows in ``pg_attribute`` alone,
+    and every new connection's type look-up and every plan of a new schema's first query
+    wades through them: a bare ``SELECT`` on a fresh schema once outlasted the 10 s
+    statement timeout late in a CI run. Vacuuming, as autovacuum would, keeps them few.
+    """
+    import sqlalchemy as sa
+
+    _dropped[0] += 1
+    if _dropped[0] % VACUUM_EVERY:
+        return
+    async with admin.connect() as conn:
+        autocommit = await conn.execution_options(isolation_level="AUTOCOMMIT")
+        for catalog in _CATALOGS:
+            await autocommit.execute(sa.text(f"VACUUM pg_catalog.{catalog}"))
 
 
 @contextlib.asynccontextmanager
@@ -192,7 +231,7 @@ async def sql_url(kind: str, directory: Path) -> AsyncIterator[str]:
 async def sql_backend(url: str, auto_index: Any = None) -> AsyncIterator[Any]:
     from docbase.adapters.sql import from_url
 
-    store, blobs = from_url(url, auto_index=auto_index)
+    store, blobs = from_url(url, auto_index=auto_index, query_timeout=TEST_QUERY_TIMEOUT)
     async with store:
         yield store, blobs
 

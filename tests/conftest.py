@@ -104,3 +104,26 @@ async def live(stores: Any, tmp_path: Path) -> AsyncIterator[Any]:
 
     async with live_docbase({"main": Database(*stores, name="main")}, tmp_path) as running:
         yield running
+
+
+_MEMORY_LOG = os.environ.get("DOCBASE_TEST_MEMORY_LOG")
+"""A file to which each test appends its worker's resident size before and after it
+(``DOCBASE_TEST_MEMORY_LOG=/tmp/memory.log``; docs/testing.md, "Memory")."""
+
+
+def _resident_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+
+
+if _MEMORY_LOG:
+    @pytest.hookimpl(hookwrapper=True)
+    def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Any:
+        """Log the resident size this test left its worker with (see ``_MEMORY_LOG``)."""
+        before = _resident_bytes()
+        yield
+        after = _resident_bytes()
+        worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
+        with open(_MEMORY_LOG, "a") as log:
+            log.write(f"{worker}\t{before >> 20}\t{after >> 20}\t{(after - before) >> 20}"
+                      f"\t{item.nodeid}\n")

@@ -67,8 +67,10 @@ class DocbasePlugin(InitPluginProtocol):
 
     def on_app_init(self, app_config: AppConfig) -> AppConfig:
         """Add the routes, the ``docbase_server`` dependency and the lifespan hooks."""
+        # not cached: the test harness points one built application at server after
+        # server (docbase.http.testing), and returning an attribute costs nothing
         app_config.dependencies["docbase_server"] = Provide(
-            self._provide_server, use_cache=True, sync_to_thread=False
+            self._provide_server, sync_to_thread=False
         )
         app_config.state[SERVER_STATE] = self.server  # for handlers that skip injection
         app_config.route_handlers.append(self.router())
@@ -92,7 +94,14 @@ def create_app(
     Unknown routes and wrong methods answer JSON errors like every docbase error.
     ``litestar_options`` pass through to :class:`~litestar.Litestar` (e.g. extra
     ``plugins``, ``middleware`` or ``on_startup`` hooks).
+
+    The application leaves the process's logging as it finds it (``logging_config=None``
+    unless given): docbase logs through the standard ``logging`` module, which
+    ``docbase serve`` configures (:mod:`docbase.http.logs`) and an embedding application
+    configures its own way. Litestar's default would reconfigure the root logger and
+    start a queue-listener thread for every application built, which none stops.
     """
+    litestar_options.setdefault("logging_config", None)
     plugins = [DocbasePlugin(server, manage_lifespan=manage_lifespan, metrics=metrics),
                *litestar_options.pop("plugins", ())]
     return Litestar(
