@@ -70,6 +70,8 @@ async def _call(db: Database, principal: Principal, request: Asked, target: str,
                 target, body)
         case "delete":
             return 200, await handle.delete(target)
+        case "delete_query":
+            return 200, {"result": await handle.delete_where({"_id": target})}
         case "unset_lookup" | "set_lookup":
             return 200, await public.update(parent, body)
         case "smuggle_lookup":

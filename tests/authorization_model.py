@@ -26,7 +26,8 @@ from typing import Any
 ROLES = ("editor", "hr", "red", "blue")
 EMAILS = ("ann@example.com", "bob@example.com")
 KEY_AUTHOR = "api"
-"""What a key writes as ``_createdby`` (docs/auth.md): the identity ``@owner`` compares."""
+"""What a full-access key writes as ``_createdby`` (docs/access.md), and the owner the
+drawn scoped keys are created with (``owner=``): the identity ``@owner`` compares."""
 
 RULES: dict[str, dict[str, Any]] = {
     "notes": {"read": ["editor", "@owner"], "create": ["*"], "update": ["editor", "@owner"],
@@ -214,9 +215,11 @@ class Model:
         return seen
 
     def written(self, document_id: str) -> set[str]:
-        """What a write's answer may show of the document it wrote (as docs/http.md: the
-        document as stored), without the fields the rules hide: a caller that may write
-        a document but not GET its path still receives it."""
+        """What a write's answer may show of the document it wrote: what a get shows
+        (docs/access.md "The answer to a write"); nothing, to a caller that may write it
+        but not read it (its ``_id`` and system fields hold no marker)."""
+        if not self.readable(document_id):
+            return set()
         hidden = self.hidden(self.collection_of[document_id], listed=False)
         return {str(v) for k, v in self.stored[document_id].items() if k not in hidden}
 

@@ -41,7 +41,7 @@ READS = ("list", "get", "count", "totals", "groups", "aggregate", "ndjson", "csv
          "children", "child_get", "fetchchildren")
 PROBES = ("hidden_sort", "hidden_aggregate", "hidden_query", "hidden_group",
           "lookup_projection")
-WRITES = ("post", "put", "patch", "delete", "post_child")
+WRITES = ("post", "put", "patch", "delete", "post_child", "delete_query")
 ADVERSARIAL = ("unset_lookup", "set_lookup", "smuggle_lookup")
 KINDS = (*READS, *PROBES, *WRITES, *ADVERSARIAL)
 
@@ -178,6 +178,9 @@ def http_request(request: Asked, target: str, parent: str, number: int,
             return "POST", base, {}, body
         case "post_child":
             return "POST", child, {}, body
+        case "delete_query":
+            return "DELETE", f"{base}/*?q=" + json.dumps({"_id": target}, separators=(",", ":")), \
+                {}, None
         case "put" | "patch" | "delete":
             return request.kind.upper(), f"{base}/{target}", {}, (
                 None if request.kind == "delete" else body)

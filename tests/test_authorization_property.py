@@ -5,17 +5,23 @@ and roles; a user, ann or bob, with roles) and a few requests (tests/authorizati
 lists, gets, counts, totals, groups, aggregates, NDJSON and CSV exports, children of
 ``public`` in its own and in other collections, ``fetchchildren``; probes of hidden fields
 (sort so a cursor, aggregate, query, group) and of lookups (``$fields`` ``owner._id: 0``);
-writes (create, update, patch, delete, child creates naming other collections, one with a
-unique value the other collection holds) and adversarial writes (``$unset owner.0._id``,
-``$set`` of a lookup, a lookup item smuggling fields). Each answer is compared with the
-reference model (tests/authorization_model.py, written without docbase.core.auth or
-docbase.core.access, over the stored documents, the schema's rules and the principal):
+writes (create, update, patch, delete, delete by query, child creates naming other
+collections, one with a unique value the other collection holds) and adversarial writes
+(``$unset owner.0._id``, ``$set`` of a lookup, a lookup item smuggling fields). Each
+answer is compared with the reference model (tests/authorization_model.py, written
+without docbase.core.auth or docbase.core.access, over the stored documents, the
+schema's rules and the principal):
 
 - the status (403 refused, 404 outside the read scope, 422, 409 only where allowed);
 - the documents of lists, exports, counts, totals, children and gets, field by field
   (lookups resolved exactly where the target may be read, else a bare ``{"_id"}``);
 - no stored marker the principal may not learn in the body, the headers or the cursor;
-- a refused write changes nothing.
+- a refused write changes nothing; a delete by query deletes what it names alone;
+- the answer to a write shows the document only to a caller that may read it.
+
+The change feed is checked against the same model: a subscriber hears ``post``, ``put``
+and ``delete`` of exactly the documents it may read, and an update that takes a
+document out of its read scope as a ``delete``.
 
 The same requests run through the library (tests/authorization_library.py). Both run on
 memory, SQLite, PostgreSQL and the Mongo wire server; the example count follows the
@@ -40,6 +46,7 @@ from hypothesis import strategies as st
 import tests.hypothesis_profiles  # noqa: F401 - registers and loads the settings profile
 from docbase import Database
 from docbase.core.auth import Principal, create_user, login, set_roles
+from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.query import parse_cursor
 from docbase.core.settings import Limits
 from docbase.http.testing import LiveDocbase, live_docbase
@@ -115,11 +122,25 @@ def check_documents(expected: Expected, answer: Any, kind: str, text: str) -> No
             got, want)
 
 
-def check_storage(before: Model, after: Model, status: int) -> None:
+def check_write_answer(model: Model, request: Asked, target: str, status: int,
+                       answer: Any) -> None:
+    """An update's answer to a caller that may not read the document holds its ``_id``
+    and system fields alone (docs/access.md "The answer to a write")."""
+    if request.kind in ("put", "patch") and status == 200 and not model.readable(target):
+        assert set(answer) <= SYSTEM_FIELDS, (request, answer)
+
+
+def check_storage(before: Model, after: Model, status: int,
+                  queried: str | None = None) -> None:
     """A refused write changes nothing (a copy smuggled into a lookup is a leak, found
-    by the markers of every later read)."""
+    by the markers of every later read); a delete by query of ``queried`` (its ``_id``)
+    deleted that document and its children alone."""
     if status >= 400:
         assert after.stored == before.stored, status
+    elif queried is not None:
+        gone = set(before.stored) - set(after.stored)
+        assert gone == {queried} | {i for i, d in before.stored.items()
+                                    if d.get("_parent_id") == queried}, gone
 
 
 @pytest.fixture
@@ -155,7 +176,8 @@ async def test_https_answers_only_what_storage_lets_the_principal_see(
         headers = live.auth()
     elif drawn.kind == "key":
         headers = {"x-apikey": await live.key(full_access=False, paths=drawn.paths,
-                                              methods=drawn.methods, roles=drawn.roles)}
+                                              methods=drawn.methods, roles=drawn.roles,
+                                              owner=drawn.email)}
     else:
         await set_roles(db, drawn.email, drawn.roles)
         headers = {"authorization": f"Bearer {tokens[drawn.email]}"}
@@ -178,7 +200,10 @@ async def test_https_answers_only_what_storage_lets_the_principal_see(
         found = leaks(model, text, body, written)
         assert not found, (drawn, request, url, found, text)
         if method != "GET":
-            check_storage(model, await stored(db, model.caller), response.status_code)
+            check_storage(model, await stored(db, model.caller), response.status_code,
+                          target if request.kind == "delete_query" else None)
+            check_write_answer(model, request, target, response.status_code,
+                               response.json() if response.status_code < 300 else None)
         elif response.status_code == 200:
             answer = None if request.kind in ("ndjson", "csv") else response.json()
             check_documents(expected, answer, request.kind, response.text)
@@ -213,7 +238,9 @@ async def test_the_library_answers_only_what_storage_lets_the_principal_see(
         found = leaks(model, text, body, written)
         assert not found, (drawn, request, url, found, text)
         if method != "GET":
-            check_storage(model, await stored(db, model.caller), status)
+            check_storage(model, await stored(db, model.caller), status,
+                          target if request.kind == "delete_query" else None)
+            check_write_answer(model, request, target, status, answer)
         elif status == 200 and request.kind != "totals":
             kind = "list" if request.kind in ("ndjson", "csv") else request.kind
             check_documents(expected, answer, kind, text)
@@ -229,27 +256,54 @@ async def test_the_change_feed_sends_only_documents_the_principal_may_read(
     await db.settings.set("realtime.global", True)
     if drawn.kind == "key":
         params = {"apikey": await live.key(full_access=False, paths=drawn.paths,
-                                           methods=drawn.methods, roles=drawn.roles)}
+                                           methods=drawn.methods, roles=drawn.roles,
+                                           owner=drawn.email)}
     else:
         await set_roles(db, drawn.email, drawn.roles)
         params = {"jwt": tokens[drawn.email]}
     written = Model(caller_of(drawn))
+
+    def sees(document_id: str) -> bool:
+        name = written.collection_of[document_id]
+        return written.url_allows("GET", f"/rest/{name}") and written.in_read_scope(
+            name, written.stored[document_id])
+
+    want: dict[str, set[str]] = {"post": set(), "put": set(), "delete": set()}
     async with open_events(live.client, "/realtime", params=params) as stream:
         assert (await stream.next()).name == "ping"
         for author in (*EMAILS, "api"):
-            for name in COLLECTIONS:
+            for number, name in enumerate(COLLECTIONS):
+                handle = db.collection(name, Principal(author=author))
                 body = {"title": f"m-feed{next(NUMBERS)}-", "team": "red", "salary": 96000}
-                fields = {k: v for k, v in body.items() if k in FIELDS[name]}
-                written.load(name, [await db.collection(name, Principal(author=author))
-                                    .insert(fields)])
+                document = await handle.insert({k: v for k, v in body.items()
+                                                if k in FIELDS[name]})
+                document_id = str(document["_id"])
+                written.load(name, [document])
+                if sees(document_id):
+                    want["post"].add(document_id)
+                saw = sees(document_id)
+                if number % 3 == 1:  # an update; in teams one that leaves the red team
+                    change = {"title": f"m-feed{next(NUMBERS)}-",
+                              **({"team": "blue"} if name == "teams" else {})}
+                    written.load(name, [await handle.update(document_id, change)])
+                    if sees(document_id):
+                        want["put"].add(document_id)
+                    elif saw:  # out of the read scope: a delete
+                        want["delete"].add(document_id)
+                elif number % 3 == 2:
+                    await handle.delete(document_id)
+                    if saw:
+                        want["delete"].add(document_id)
         await db.changes.publish_custom("end", None, author="test")
         seen = []
         while (sse := await stream.next(skip_pings=True)).name != "end":
             seen.append(sse.json())
     event(f"feed: {len(seen)} events")
-    mine = {i for i in written.stored if written.url_allows(
-        "GET", f"/rest/{written.collection_of[i]}") and written.in_read_scope(
-        written.collection_of[i], written.stored[i])}
-    assert {e["data"]["_id"] for e in seen if e["event"] == "post"} == mine, (drawn, seen)
+    got: dict[str, set[str]] = {"post": set(), "put": set(), "delete": set()}
+    for sent in seen:
+        data = sent["data"]
+        got[sent["event"]] |= ({data["_id"]} if sent["event"] == "post" else
+                               {data} if sent["event"] == "put" else set(data))
+    assert got == want, (drawn, seen)
     found = leaks(written, json.dumps(seen))
     assert not found, (drawn, found, seen)

@@ -43,6 +43,9 @@ def register(commands: Any) -> None:
     create.add_argument("--expires", metavar="ISO8601", help="expiry date or time (UTC "
                         "unless an offset is given)")
     create.add_argument("--description", default="", help="a note shown by 'keys list'")
+    create.add_argument("--owner", help="the name a scoped key writes as _createdby and "
+                        "owns documents by (default: key:<serial>, its own; an old key's "
+                        "owner takes over its documents)")
     add_action(actions, "list", list_keys, help="list the keys (never their values)",
                json_output=True)
     revoke = add_action(actions, "revoke", revoke_key, help="revoke a key")
@@ -58,7 +61,7 @@ async def _create_key(args: argparse.Namespace, db: Database, entry: DatabaseEnt
     raw, key = await auth.create_key(
         db, full_access=True if args.full else None, paths=args.path,
         methods=args.method, origins=args.origin, expires=args.expires,
-        description=args.description, roles=args.role,
+        description=args.description, roles=args.role, owner=args.owner,
     )
     print(raw, flush=True)
     kind = "full-access" if key.full_access else "scoped"
@@ -69,7 +72,8 @@ async def _create_key(args: argparse.Namespace, db: Database, entry: DatabaseEnt
 async def _create_remote(args: argparse.Namespace, remote: RemoteDatabase) -> int:
     raw, key = await remote.operator.create_key(
         full=args.full, paths=args.path, methods=args.method, origins=args.origin,
-        expires=args.expires, description=args.description, roles=args.role)
+        expires=args.expires, description=args.description, roles=args.role,
+        owner=args.owner)
     print(raw, flush=True)
     kind = "full-access" if key.full_access else "scoped"
     say(f"created {kind} key {key.id} in database {remote.name!r} at {args.remote_url}")

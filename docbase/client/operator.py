@@ -37,12 +37,13 @@ class RemoteOperator:
     async def create_key(self, *, full: bool = False, paths: Sequence[str] = (),
                          methods: Sequence[str] = (), origins: Sequence[str] = (),
                          expires: str | None = None, description: str = "",
-                         roles: Sequence[str] = ()) -> tuple[str, ApiKey]:
+                         roles: Sequence[str] = (),
+                         owner: str | None = None) -> tuple[str, ApiKey]:
         """Create a key: ``(raw key, record)``; the raw key is shown only here."""
         answer = await self.transport.request("POST", "/_ops/keys", json={
             "full": full, "paths": list(paths), "methods": list(methods),
             "origins": list(origins), "expires": expires, "description": description,
-            "roles": list(roles)})
+            "roles": list(roles), "owner": owner})
         return str(answer["key"]), msgspec.convert(answer["record"], ApiKey)
 
     async def revoke_key(self, key: str) -> ApiKey:

@@ -109,7 +109,8 @@ class Collection(CollectionReads):
         write = await self._write(Insert(collection=self.name, principal=self.principal,
                                          documents=documents, parent=self.parent, bulk=bulk,
                                          validate=validate))
-        return await self.database.reads.shaped(self.name, self.principal, write.documents)
+        return await self.database.reads.shaped(self.name, self.principal, write.documents,
+                                               self.parent)
 
     async def update(
         self, document_id: str, body: Mapping[str, JSON], *, expected_version: int | None = None
@@ -147,7 +148,7 @@ class Collection(CollectionReads):
             update=update, expected_version=expected_version, parent=self.parent,
         ))
         return (await self.database.reads.shaped(self.name, self.principal,
-                                                 write.documents))[0]
+                                                 write.documents, self.parent))[0]
 
     async def delete(self, document_id: str, *, expected_version: int | None = None) -> list[str]:
         """Delete one document and its children; return ``[id]``.

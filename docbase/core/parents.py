@@ -46,3 +46,19 @@ def scoped(filter: Filter, parent: ParentRef | None) -> Filter:
 def children_of(collection: str, ids: Sequence[str]) -> Filter:
     """The filter selecting the children of documents ``ids`` of ``collection``."""
     return And((In(("_parent_id",), tuple(ids)), Eq(("_parent_def",), collection)))
+
+
+def rest_path(collection: str, parent: ParentRef | None, *tail: str) -> str:
+    """The ``/rest`` path (relative to the base URL) an operation stands for."""
+    base = (f"/rest/{collection}" if parent is None
+            else f"/rest/{parent.collection}/{parent.document_id}/{parent.field}")
+    return "/".join((base, *tail))
+
+
+def where_stored(parent: ParentRef | None) -> tuple[ParentRef | None, ...]:
+    """The parents an operation is authorized under: a child path's, then none.
+
+    The documents of a child path live in the child collection, so an operation there
+    is also the same operation in that collection (``/rest/<child>``, ``/rest/<child>/ID``).
+    """
+    return (None,) if parent is None else (parent, None)

@@ -6,7 +6,7 @@ keys``, ``users``, ``schema``, ``export`` and ``import`` commands reach a served
 calls the function the command calls on an open database:
 
 - ``GET /_ops/keys``; ``POST /_ops/keys`` ``{"full", "paths", "methods", "origins",
-  "expires", "description", "roles"}``: 201 ``{"key": raw, "record": {...}}``;
+  "expires", "description", "roles", "owner"}``: 201 ``{"key": raw, "record": {...}}``;
   ``DELETE /_ops/keys/<key, id or prefix>``: the revoked record.
 - ``GET /_ops/users``; ``POST /_ops/users`` ``{"email", "password", "displayname",
   "image", "admin", "roles"}``: 201, the user; ``DELETE /_ops/users/<email>``.
@@ -90,7 +90,8 @@ async def create_key(request: HttpRequest, docbase_server: ServerDependency) -> 
         database, full_access=True if body.get("full") else None,
         paths=_strings(body, "paths"), methods=_strings(body, "methods"),
         origins=_strings(body, "origins"), expires=body.get("expires"),
-        description=str(body.get("description") or ""), roles=_strings(body, "roles"))
+        description=str(body.get("description") or ""), roles=_strings(body, "roles"),
+        owner=body.get("owner"))
     return json_response(request, {"key": raw, "record": msgspec.to_builtins(key)}, 201)
 
 

@@ -12,13 +12,16 @@ the change event carries them. Writes of collections without rules read nothing 
 
 from __future__ import annotations
 
-from docbase.core.access.reading import rules_of
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import CREATOR
+from docbase.core.access.visible import rules_of
 from docbase.core.access.where import where_filter
+from docbase.core.documents import Document
+from docbase.core.errors import NotFound
 from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.parents import scoped
 from docbase.core.ports import DocumentStore
+from docbase.core.projection import project
 from docbase.core.query import In, Path, Projection, Query
 from docbase.core.schema.enforcing import filter_paths
 from docbase.core.schema.stored_schemas import SchemaRegistry
@@ -39,13 +42,31 @@ class RememberPrevious:
                                                                       write.collection)
         if rules is None:
             return
+        projection = decisive_fields(rules)
         match write:
+            case UpdateDocument() | DeleteIds() if len(write.ids) == 1:
+                write.previous = await self._one(write, projection)
+                return
             case UpdateDocument() | DeleteIds():
                 filter = scoped(In(("_id",), tuple(write.ids)), write.parent)
             case DeleteWhere():
                 filter = scoped(write.filter, write.parent)
         write.previous = await self.store.find(write.collection, Query(
-            filter=filter, limit=None, projection=decisive_fields(rules)))
+            filter=filter, limit=None, projection=projection))
+
+    async def _one(self, write: WriteEvent, projection: Projection | None) -> list[Document]:
+        """The one document a write names, by the store's point read.
+
+        (A find of one id cost an update of a ruled collection 10 ms on SQLite, ten times
+        the rest of the write: its statement is built anew each time.)
+        """
+        try:
+            document = await self.store.get(write.collection, write.ids[0])
+        except NotFound:
+            return []
+        if write.parent is not None and not write.parent.holds(document):
+            return []
+        return [document if projection is None else project(document, projection)]
 
 
 def decisive_fields(rules: AccessRules) -> Projection | None:

@@ -23,15 +23,16 @@ from __future__ import annotations
 
 import msgspec
 
-from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import limited, read_scope
+from docbase.core.access.visible import read_view, rules_of
 from docbase.core.auth.principal import Principal
+from docbase.core.documents import Document
 from docbase.core.errors import Forbidden, NotFound
+from docbase.core.evaluate import matches
 from docbase.core.events import ReadEvent
-from docbase.core.names import is_user_collection
 from docbase.core.parents import ParentRef
 from docbase.core.ports import DocumentStore
-from docbase.core.query import MATCH_ALL, And, Eq, Filter, Projection, Query
+from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
 from docbase.core.reads.lookups import query_paths
 from docbase.core.schema.stored_schemas import SchemaRegistry
 
@@ -51,18 +52,24 @@ async def require_readable_parent(schemas: SchemaRegistry, store: DocumentStore,
     if rules is None:
         return
     scope = read_scope(rules, principal, parent.collection)
-    query = Query(filter=within(Eq(("_id",), parent.document_id), scope), limit=1,
-                  projection=Projection((("_id",),), True))
-    if not await store.find(parent.collection, query):
-        raise NotFound(f"no document {parent.document_id} in {parent.collection!r}")
+    await stored_within(store, parent.collection, parent.document_id, scope)
 
 
-async def rules_of(schemas: SchemaRegistry, collection: str) -> AccessRules | None:
-    """The access rules of ``collection`` (``None`` when it has none)."""
-    if not is_user_collection(collection):
-        return None
-    schema = await schemas.get(collection)
-    return None if schema is None else schema.access
+async def stored_within(store: DocumentStore, collection: str, document_id: str,
+                        scope: Filter) -> Document:
+    """The stored document ``document_id``, if it lies within ``scope``.
+
+    Read by id (the store's point read) and held up to the scope: compiling id AND
+    scope into a store query cost 5 to 30 times the point read (docs/benchmarks.md).
+
+    Raises:
+        NotFound: no such document, or it lies outside ``scope``.
+
+    """
+    document = await store.get(collection, document_id)
+    if scope != MATCH_ALL and not matches(scope, document):
+        raise NotFound(f"no document {document_id} in {collection!r}")
+    return document
 
 
 def hidden_projection(projection: Projection | None,
@@ -114,11 +121,10 @@ class ApplyAccessRules:
         if not limited(read.principal):
             return
         await require_readable_parent(self.schemas, self.store, read.principal, read.parent)
-        rules = await rules_of(self.schemas, read.collection)
-        if rules is None:
+        view = await read_view(self.schemas, read.principal, read.collection)
+        if view is None:
             return
-        scope = read_scope(rules, read.principal, read.collection)
-        hidden = rules.hidden(read.principal.roles, "read")
+        scope, hidden = view
         if read.query is not None:
             check_paths(read.query, hidden, read.collection)
             read.query = msgspec.structs.replace(

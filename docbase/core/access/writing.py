@@ -23,17 +23,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from docbase.core.access.reading import require_readable_parent, rules_of, within
+from docbase.core.access.reading import require_readable_parent, stored_within, within
 from docbase.core.access.rules import AccessRules
 from docbase.core.access.scope import CREATOR, Grant, granted, limited, owned, read_scope
+from docbase.core.access.visible import rules_of
 from docbase.core.access.where import where_filter
 from docbase.core.documents import json_copy
-from docbase.core.errors import Forbidden, NotFound
+from docbase.core.errors import Forbidden
 from docbase.core.evaluate import matches
 from docbase.core.events import DeleteIds, DeleteWhere, Insert, UpdateDocument, WriteEvent
 from docbase.core.ports import DocumentStore
 from docbase.core.projection import ID_ONLY
-from docbase.core.query import Eq, Filter, In, Projection, Query
+from docbase.core.query import Filter, In, Query
 from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.update import apply_update
 
@@ -84,14 +85,10 @@ class AuthorizeAccessWrite(AccessStage):
                 operation = "update" if isinstance(write, UpdateDocument) else "delete"
                 only_owned = granted(rules, write.principal, operation,
                                      write.collection) is Grant.OWNED
-                document_id = write.ids[0]
-                scope = read_scope(rules, write.principal, write.collection)
-                found = await self.store.find(write.collection, Query(
-                    filter=within(Eq(("_id",), document_id), scope), limit=1,
-                    projection=Projection((("_id",), CREATOR), True)))
-                if not found:
-                    raise NotFound(f"no document {document_id} in {write.collection!r}")
-                if only_owned and found[0].get(CREATOR[0]) != write.principal.author:
+                found = await stored_within(
+                    self.store, write.collection, write.ids[0],
+                    read_scope(rules, write.principal, write.collection))
+                if only_owned and found.get(CREATOR[0]) != write.principal.author:
                     raise Forbidden(f"the access rules of {write.collection!r} let only "
                                     f"its owner {operation} this document")
             case DeleteIds():

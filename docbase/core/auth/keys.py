@@ -43,6 +43,8 @@ if TYPE_CHECKING:
 KEYS_COLLECTION = "_apikeys"
 """The system collection holding a database's API keys."""
 _RAW_KEY = re.compile(r"[\x21-\x7e]{8,256}")
+_OWNER = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,63}")
+"""An owner name: like a role, never an email (a user's ``_createdby``) nor ``*``."""
 
 
 class ApiKey(msgspec.Struct, frozen=True):
@@ -64,6 +66,7 @@ class ApiKey(msgspec.Struct, frozen=True):
     revoked: str | None = None
     description: str = ""
     roles: tuple[str, ...] = ()
+    owner: str = "api"
 
     @property
     def scope(self) -> Scope:
@@ -84,7 +87,7 @@ class ApiKey(msgspec.Struct, frozen=True):
 
     def principal(self) -> Principal:
         """Return the principal of requests made with this key, scope included."""
-        return Principal(author="api", kind="key", full_access=self.full_access,
+        return Principal(author=self.owner, kind="key", full_access=self.full_access,
                          key_id=self.id, scope=self.scope,
                          roles=() if self.full_access else self.roles)
 
@@ -119,7 +122,7 @@ def from_stored(document: dict[str, Any]) -> ApiKey:
         origins=tuple(document["origins"]), expires=document["expires"],
         created=document["_created"], last_used=document.get("last_used"),
         revoked=document.get("revoked"), description=document.get("description", ""),
-        roles=tuple(document.get("roles") or ()),
+        roles=tuple(document.get("roles") or ()), owner=document.get("owner") or "api",
     )
 
 
@@ -146,6 +149,7 @@ async def create_key(
     description: str = "",
     raw_key: str | None = None,
     roles: Iterable[str] = (),
+    owner: str | None = None,
 ) -> tuple[str, ApiKey]:
     """Create a key and return ``(raw key, record)``; the raw key is shown only here.
 
@@ -154,10 +158,15 @@ async def create_key(
     or method, an empty ``origins`` allows no browser origin. ``raw_key``
     adopts a given value (e.g. ``DOCBASE_ADMIN_KEY``) instead of a random one.
     ``roles`` are a scoped key's roles for access rules (a full-access key takes none).
+    ``owner`` is the name a scoped key writes as ``_createdby`` and so owns documents
+    by (``@owner``, ``private``): by default ``key:<serial>``, the key's own; a new key
+    given an old key's owner takes over its documents (a rotation). A full-access key
+    writes as ``api``.
 
     Raises:
         InvalidQuery: a malformed glob, method, origin, expiry, role or given raw key,
-            or roles given to a full-access key.
+            or roles or an owner given to a full-access key, or an owner that is not a
+            name (1 to 64 letters, digits and ``_.:/-``, never an email).
         Conflict: a key with this raw value exists already.
 
     """
@@ -167,6 +176,12 @@ async def create_key(
     if full_access and checked_roles:
         raise InvalidQuery("a full-access key is never limited by access rules: give "
                            "roles to a scoped key (--path/--method) only")
+    if full_access and owner is not None:
+        raise InvalidQuery("a full-access key writes as 'api': give an owner to a scoped "
+                           "key (--path/--method) only")
+    if owner is not None and not (isinstance(owner, str) and _OWNER.fullmatch(owner)):
+        raise InvalidQuery(f"owner {owner!r} is not 1 to 64 letters, digits and '_.:/-' "
+                           "starting with a letter, digit or '_'")
     if raw_key is None:
         raw_key = secrets.token_hex(20)
     elif not isinstance(raw_key, str) or not _RAW_KEY.fullmatch(raw_key):
@@ -180,6 +195,7 @@ async def create_key(
         paths=list(scope.paths), methods=list(scope.methods), origins=list(scope.origins),
         expires=_check_expiry(expires), last_used=None, revoked=None, description=description,
         roles=list(checked_roles),
+        owner="api" if full_access else owner or f"key:{document['_id']}",
     )
     await db.store.insert(KEYS_COLLECTION, [document])
     forget_cached_keys(db)

@@ -17,10 +17,12 @@ _ROLE = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.:/-]{0,63}")
 class Principal(msgspec.Struct, frozen=True):
     """The caller of a facade method.
 
-    ``author`` is written into ``_createdby``/``_changedby`` (``"api"`` for API keys,
-    the user's email for JWT callers). ``full_access`` allows destructive bulk
-    operations such as delete-by-query. ``scope`` limits a scoped credential to some
-    paths, methods and origins (``None``: no limit); :func:`~docbase.core.auth.authorize`
+    ``author`` is written into ``_createdby``/``_changedby`` and is who ``@owner``
+    rules compare: the user's email for JWT callers, a scoped API key's owner
+    (``key:<serial>`` unless created with another), ``"api"`` for full-access keys.
+    ``full_access`` allows destructive bulk operations such as delete-by-query.
+    ``scope`` limits a scoped credential to some paths, methods and origins (``None``:
+    no limit); :func:`~docbase.core.auth.authorize`
     reads it.
 
     ``roles`` are what a collection's access rules (``docs/access.md``) grant

@@ -24,7 +24,7 @@ from docbase.core.events import (
 )
 from docbase.core.hooks.pipeline_points import HookPoint, HookRegistry
 from docbase.core.names import is_user_collection
-from docbase.core.parents import ParentRef, scoped
+from docbase.core.parents import ParentRef, rest_path, scoped, where_stored
 from docbase.core.ports import Deletion, DocumentStore
 from docbase.core.projection import ID_ONLY
 from docbase.core.query import Filter, In, Query
@@ -66,13 +66,6 @@ class ReadStage(Protocol):
         """Do this stage's part of ``read``, or raise to refuse it."""
 
 
-def rest_path(collection: str, parent: ParentRef | None, *tail: str) -> str:
-    """The ``/rest`` path (relative to the base URL) an operation stands for."""
-    base = (f"/rest/{collection}" if parent is None
-            else f"/rest/{parent.collection}/{parent.document_id}/{parent.field}")
-    return "/".join((base, *tail))
-
-
 def write_action(write: WriteEvent, parent: ParentRef | None) -> Action:
     """The :class:`Action` a write asks the principal to be allowed, under ``parent``."""
     match write:
@@ -83,15 +76,6 @@ def write_action(write: WriteEvent, parent: ParentRef | None) -> Action:
         case UpdateDocument() | DeleteIds():
             path = rest_path(write.collection, parent, write.ids[0])
     return Action(write.method, path, by_query=isinstance(write, DeleteWhere))
-
-
-def where_stored(parent: ParentRef | None) -> tuple[ParentRef | None, ...]:
-    """The parents an operation is authorized under: a child path's, then none.
-
-    The documents of a child path live in the child collection, so an operation there
-    is also the same operation in that collection (``/rest/<child>``, ``/rest/<child>/ID``).
-    """
-    return (None,) if parent is None else (parent, None)
 
 
 class AuthorizeWrite:

@@ -26,13 +26,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Sequence
 
-from docbase.core.access.scope import limited
+from docbase.core.access.visible import read_view
+from docbase.core.auth.decision import Action, authorize
 from docbase.core.auth.principal import Principal
-from docbase.core.documents import Document, read_shape
+from docbase.core.documents import SYSTEM_FIELDS, Document, read_shape
 from docbase.core.errors import Forbidden, NotFound, Rejected
+from docbase.core.evaluate import matches
 from docbase.core.events import ReadEvent
-from docbase.core.names import is_user_collection
-from docbase.core.parents import ParentRef, children_of
+from docbase.core.parents import ParentRef, children_of, rest_path, where_stored
 from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
 from docbase.core.reads.resolving import LookupResolver, whole_lookups
@@ -137,26 +138,46 @@ class ReadRoad:
         await LookupResolver(self, principal).resolve(collection, documents)
 
     async def shaped(self, collection: str, principal: Principal,
-                     documents: Sequence[Document]) -> list[Document]:
-        """``documents`` as :meth:`shape` leaves them, copied first when it may change them.
+                     documents: Sequence[Document],
+                     parent: ParentRef | None = None) -> list[Document]:
+        """The answer to a write of ``documents``: what ``principal`` may read of them.
 
-        For documents others hold too (a write's, already published as a change). The
-        answer to a write leaves out the fields the collection's access rules hide from
-        the principal, as its reads do (``docs/access.md``).
+        A document the principal may not read (its credential may not GET it through
+        ``parent``'s path, its roles may not read ``collection``, or it lies outside
+        its read scope) is answered its ``_id`` and system fields only; of the others,
+        the fields the access rules hide are left out and lookups resolved, as its
+        reads show them (``docs/access.md``). Copies, where anything changes: the
+        documents are others' too (already published as a change).
         """
-        hidden = await self.hidden_fields(collection, principal)
-        if not hidden and not await self.lookup_targets(collection):
+        try:
+            view = await read_view(self.schemas, principal, collection)
+        except Forbidden:
+            return [_system_part(document) for document in documents]
+        if view is None and not await self.lookup_targets(collection) and all(
+                _may_get(principal, collection, parent, d["_id"]) for d in documents):
             return list(documents)
-        copies = [{k: v for k, v in document.items() if k not in hidden}
+        copies = [_system_part(document)
+                  if not _may_get(principal, collection, parent, document["_id"])
+                  or (view is not None and not matches(view.scope, document))
+                  else {k: v for k, v in document.items()
+                        if view is None or k not in view.hidden}
                   for document in documents]
         await self.shape(collection, principal, copies)
         return copies
 
-    async def hidden_fields(self, collection: str, principal: Principal) -> tuple[str, ...]:
-        """The fields of ``collection`` its access rules hide from ``principal``."""
-        if not limited(principal) or not is_user_collection(collection):
-            return ()
-        schema = await self.schemas.get(collection)
-        if schema is None or schema.access is None:
-            return ()
-        return schema.access.hidden(principal.roles, "read")
+
+def _may_get(principal: Principal, collection: str, parent: ParentRef | None,
+             document_id: str) -> bool:
+    """Whether ``principal``'s credential may GET the document (as ``AuthorizeRead``)."""
+    try:
+        for stored_under in where_stored(parent):
+            authorize(principal, Action("GET", rest_path(collection, stored_under,
+                                                         document_id)))
+    except Forbidden:
+        return False
+    return True
+
+
+def _system_part(document: Document) -> Document:
+    """``document``'s ``_id`` and system fields, none of its data."""
+    return {k: v for k, v in document.items() if k in SYSTEM_FIELDS}
