@@ -1,0 +1,154 @@
+"""``Idempotency-Key`` on the writes of ``/rest`` and on ``POST /batch``.
+
+:func:`idempotent` is an ASGI middleware attached to those route handlers only (a read
+pays nothing for it). A request without the header passes untouched. With it, the
+middleware identifies the credential (as the handler will: an unknown one passes on to
+be refused there), reads the body, and asks :mod:`docbase.core.idempotency` to claim
+the key for that credential and request: a retry of an answered request gets the
+stored answer (with ``Idempotent-Replayed: true``) and nothing runs; the key with
+another method, path or body is 422; a key whose first request is still running is
+409. Otherwise the request runs, and its answer is stored (a 5xx forgets the claim,
+so a retry runs again).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from litestar import Request
+
+from docbase.core.errors import DocbaseError
+from docbase.core.idempotency import (
+    Claim,
+    StoredAnswer,
+    claim,
+    fingerprint,
+    forget,
+    remember,
+)
+from docbase.http.context import (
+    SERVER_STATE,
+    RequestContext,
+    authenticate_credential,
+    identify,
+)
+from docbase.http.errors import docbase_error
+from docbase.http.headers import header
+
+Scope = Any
+Message = dict[str, Any]
+ASGIApp = Any
+
+KEY_HEADER = "idempotency-key"
+REPLAYED = (b"idempotent-replayed", b"true")
+_REPEATED_HEADERS = frozenset({"content-type", "etag", "location"})
+
+
+def owner_of(principal: Any) -> str:
+    """Who a key belongs to: the API key's id, else the kind and author of the caller."""
+    return f"{principal.kind}:{principal.key_id or principal.author}"
+
+
+async def _identified(request: Request[Any, Any, Any]) -> RequestContext | None:
+    try:
+        return await identify(request, request.app.state[SERVER_STATE],
+                              authenticate_credential)
+    except (DocbaseError, KeyError):  # the handler answers it as it would without a key
+        return None
+
+
+async def _read_body(receive: Any) -> tuple[bytes, list[Message]]:
+    messages: list[Message] = []
+    while True:
+        message = await receive()
+        messages.append(message)
+        if message["type"] != "http.request" or not message.get("more_body", False):
+            break
+    return b"".join(m.get("body", b"") for m in messages), messages
+
+
+def idempotent(app: ASGIApp) -> ASGIApp:
+    """Wrap a write handler's ASGI app so that ``Idempotency-Key`` is honoured."""
+
+    async def middleware(scope: Scope, receive: Any, send: Any) -> None:
+        request: Request[Any, Any, Any] = Request(scope, receive)
+        key = header(request, KEY_HEADER)
+        if key is None:
+            await app(scope, receive, send)
+            return
+        ctx = await _identified(request)
+        if ctx is None:
+            await app(scope, receive, send)
+            return
+        body, messages = await _read_body(receive)
+
+        async def replay() -> Message:
+            return messages.pop(0) if messages else {"type": "http.disconnect"}
+
+        query = scope.get("query_string", b"").decode("latin-1")
+        digest = fingerprint(ctx.method, f"{ctx.path}?{query}", body)
+        try:
+            claimed = await claim(ctx.database, owner_of(ctx.principal), key, digest)
+        except DocbaseError as exc:
+            await _send_error(request, exc, scope, receive, send)
+            return
+        if claimed.answer is not None:
+            await _send_stored(claimed.answer, send)
+            return
+        await _run_and_remember(app, scope, replay, send, ctx=ctx, claimed=claimed)
+
+    return middleware
+
+
+async def _run_and_remember(app: ASGIApp, scope: Scope, receive: Any, send: Any, *,
+                            ctx: RequestContext, claimed: Claim) -> None:
+    """Run the request; store its answer before the client hears the end of it."""
+    held: list[Message] = []
+    chunks: list[bytes] = []
+    finished = False
+
+    async def capture(message: Message) -> None:
+        nonlocal finished
+        held.append(message)
+        if message["type"] == "http.response.body":
+            chunks.append(message.get("body", b""))
+            if not message.get("more_body", False):
+                finished = True
+                await _settle(ctx, claimed, held[0], b"".join(chunks))
+                for each in held:
+                    await send(each)
+                held.clear()
+
+    try:
+        await app(scope, receive, capture)
+    except BaseException:
+        if not finished:
+            await forget(ctx.database, claimed)
+        raise
+
+
+async def _settle(ctx: RequestContext, claimed: Claim, start: Message, body: bytes) -> None:
+    status = int(start.get("status", 500))
+    if status >= 500:  # the server failed, not the request: a retry runs again
+        await forget(ctx.database, claimed)
+        return
+    headers = tuple((name.decode("latin-1"), value.decode("latin-1"))
+                    for name, value in start.get("headers", ())
+                    if name.decode("latin-1").lower() in _REPEATED_HEADERS)
+    await remember(ctx.database, claimed, StoredAnswer(status, body.decode(), headers))
+
+
+async def _send_stored(answer: StoredAnswer, send: Any) -> None:
+    body = answer.body.encode()
+    headers = [(name.encode("latin-1"), value.encode("latin-1"))
+               for name, value in answer.headers]
+    headers += [REPLAYED, (b"content-length", str(len(body)).encode())]
+    await send({"type": "http.response.start", "status": answer.status, "headers": headers})
+    await send({"type": "http.response.body", "body": body, "more_body": False})
+
+
+async def _send_error(request: Request[Any, Any, Any], exc: DocbaseError, scope: Scope,
+                      receive: Any, send: Any) -> None:
+    response = docbase_error(request, exc)
+    await response.to_asgi_response(app=None, request=request)(scope, receive, send)
+
