@@ -30,6 +30,7 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── MailDeliveryError         the mail transport refused a message
     │   └── MailTransportDown     the mail transport cannot be reached at all
     ├── WebhookDeliveryError      a webhook receiver could not be reached or refused
+    ├── TransactionsUnsupported   the storage engine has no multi-document transactions
     └── BackendError              the storage backend failed or is unreachable
 
 Adapters translate their driver's errors in one context manager and raise
@@ -199,6 +200,10 @@ class MailDeliveryError(DocbaseError):
 
 class MailTransportDown(MailDeliveryError):
     """The mail transport cannot be reached (connection or login failed)."""
+
+
+class TransactionsUnsupported(DocbaseError):
+    """The storage engine has no multi-document transactions (an atomic batch: 501)."""
 
 
 class WebhookDeliveryError(DocbaseError):

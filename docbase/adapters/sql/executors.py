@@ -44,7 +44,8 @@ from docbase.adapters.sql.connection_settings import (
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.executor_port import Executor, Params, Rows, T, Work
-from docbase.adapters.sql.group_commit import GroupCommitWriter
+from docbase.adapters.sql.group_commit import GroupCommitWriter, take_write_lock
+from docbase.adapters.sql.held import AsyncHeld, Held, ThreadHeld
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.pg_point_reads import PgPointReader
 from docbase.core.query.deadline import within
@@ -129,6 +130,10 @@ class AsyncEngineExecutor(_Bounds):
             # checkout, work and return in one greenlet, not one per step
             return await greenlet_spawn(self.run_sync, self.engine.sync_engine, work, write)
 
+    async def hold(self) -> Held:
+        """See :meth:`Executor.hold`."""
+        return await AsyncHeld(self.engine, self.bounded).start()
+
     async def body_soon(self, number: int, document_id: str) -> Rows | None:
         """See :meth:`Executor.body_soon`."""
         if self.points is None:
@@ -185,6 +190,14 @@ class ThreadExecutor(_Bounds):
         """See :meth:`Executor.body_soon`."""
         return self.body_now(number, document_id)
 
+    async def hold(self) -> Held:
+        """See :meth:`Executor.hold` (an engine of one connection: its turn, held)."""
+        if self._serial is None:
+            return await ThreadHeld(self.engine, begin_write, self.bounded).start()
+        await self._serial.acquire()
+        return await ThreadHeld(self.engine, begin_write, self.bounded,
+                                self._serial.release).start()
+
     async def close(self) -> None:
         """See :meth:`Executor.close`."""
         self._stop_threads()
@@ -221,6 +234,15 @@ class SqliteFileExecutor(ThreadExecutor):
         if write:
             return await self._writer.write(work)
         return await super().run(work, write=write)
+
+    async def hold(self) -> Held:
+        """See :meth:`Executor.hold`: the file's write lock, taken as the writer takes it."""
+        def begin(conn: sa.Connection) -> sa.RootTransaction:
+            driver = conn.connection.driver_connection
+            take_write_lock(driver, lock_wait(self.query_timeout()))  # type: ignore[arg-type]
+            return begin_locked(conn)
+
+        return await ThreadHeld(self.engine, begin, self.bounded).start()
 
     def scalars_now(self, number: int, statement: sa.Select[Any],
                     params: Params | None = None) -> list[Any] | None:
