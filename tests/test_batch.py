@@ -15,12 +15,17 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 import pytest
 
 from docbase import Database
 from docbase.core.batch.references import Answer, resolve_body, resolve_path
+from docbase.core.changes.entries import CHANGES_COLLECTION, from_document
+from docbase.core.changes.realtime import events_of
 from docbase.core.events import ChangeEvent
+from docbase.core.query import Query
 from docbase.core.schema import parse_schema
+from docbase.core.webhooks.delivery import webhook_body
 from docbase.http.testing import LiveDocbase, live_docbase
 
 SKUS = {"fields": [{"name": "sku", "type": "text", "unique": True},
@@ -226,3 +231,23 @@ async def test_a_retried_batch_with_its_idempotency_key_applies_once(
     assert again.json() == first.json()
     assert again.headers["idempotent-replayed"] == "true"
     assert len((await stored(live, "b_"))["audit"]) == 1
+
+
+async def test_the_change_log_and_webhook_bodies_carry_the_batch_id(
+        live: LiveDocbase) -> None:
+    if engine(live) == "mongo":
+        pytest.skip("MongoDB answers an atomic batch 501")
+    await live.db.settings.set("realtime.global", True)
+    answer = await live.client.post("/batch", json={"requests": scenario("b_")},
+                                    headers=live.auth())
+    assert answer.status_code == 200
+    batch_id = answer.headers["x-batch-id"]
+    entries = [from_document(d) for d in await live.db.store.find(
+        CHANGES_COLLECTION, Query(limit=None))]
+    written = [e for e in entries if e.collection and e.collection.startswith("b_")]
+    assert len(written) == 6  # the child's entry is of collection "lines"
+    assert {e.batch for e in written} == {batch_id}
+    delivered = msgspec.json.decode(webhook_body("main", written[0]))
+    assert delivered["event"]["batch"] == batch_id
+    _, first = events_of(written[0])[0]
+    assert first["batch"] == batch_id
