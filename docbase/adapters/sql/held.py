@@ -35,15 +35,31 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 Bounded = Callable[[sa.Connection], AbstractContextManager[Any]]
+RolledBack = Callable[[sa.Connection], None]
+_SAVEPOINT = "SAVEPOINT docbase_operation"
+_ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
+_RELEASE = "RELEASE SAVEPOINT docbase_operation"
 
 
-def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T]) -> T:
+def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
+                  rolled_back: RolledBack) -> T:
     """Run ``work`` in a savepoint: a failing one is undone alone, the block goes on.
 
-    Without it PostgreSQL would refuse every later statement of the transaction.
+    Without it PostgreSQL would refuse every later statement of the transaction. The
+    savepoint has one name, sent to the driver as it is, so that PostgreSQL prepares its
+    three statements once per connection (SQLAlchemy's numbered savepoints were
+    prepared anew each time); ``rolled_back`` is told, as SQLAlchemy does not see it.
     """
-    with bounded(conn), conn.begin_nested():
-        return work(conn)
+    with bounded(conn):
+        conn.exec_driver_sql(_SAVEPOINT)
+        try:
+            result = work(conn)
+        except BaseException:
+            conn.exec_driver_sql(_ROLLBACK)
+            rolled_back(conn)
+            raise
+        conn.exec_driver_sql(_RELEASE)
+        return result
 
 
 class Held(Protocol):
@@ -64,9 +80,11 @@ class ThreadHeld:
     """A synchronous engine's connection in a transaction, on a thread of its own."""
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
-                 bounded: Bounded, release: Callable[[], None] = lambda: None) -> None:
+                 bounded: Bounded, rolled_back: RolledBack,
+                 release: Callable[[], None] = lambda: None) -> None:
         """``begin`` starts the transaction on the connection; ``release`` runs at the end."""
         self.engine, self._begin, self._bounded, self._release = engine, begin, bounded, release
+        self._rolled_back = rolled_back
         self._thread = ThreadPoolExecutor(1, thread_name_prefix="docbase-sql-transaction")
         self._conn: sa.Connection | None = None
         self._transaction: Any = None
@@ -95,7 +113,7 @@ class ThreadHeld:
 
     def _work(self, work: Work[T]) -> T:
         assert self._conn is not None
-        return _in_savepoint(self._conn, self._bounded, work)
+        return _in_savepoint(self._conn, self._bounded, work, self._rolled_back)
 
     async def run(self, work: Work[T]) -> T:
         """See :meth:`Held.run`."""
@@ -124,8 +142,8 @@ class ThreadHeld:
 class AsyncHeld:
     """An :class:`AsyncEngine`'s connection in a transaction."""
 
-    def __init__(self, engine: AsyncEngine, bounded: Bounded) -> None:
-        self.engine, self._bounded = engine, bounded
+    def __init__(self, engine: AsyncEngine, bounded: Bounded, rolled_back: RolledBack) -> None:
+        self.engine, self._bounded, self._rolled_back = engine, bounded, rolled_back
         self._conn: AsyncConnection | None = None
         self.done = False
 
@@ -140,7 +158,7 @@ class AsyncHeld:
         return self
 
     def _work(self, conn: sa.Connection, work: Work[T]) -> T:
-        return _in_savepoint(conn, self._bounded, work)
+        return _in_savepoint(conn, self._bounded, work, self._rolled_back)
 
     async def run(self, work: Work[T]) -> T:
         """See :meth:`Held.run`."""
