@@ -38,7 +38,6 @@ Bounded = Callable[[sa.Connection], AbstractContextManager[Any]]
 RolledBack = Callable[[sa.Connection], None]
 _SAVEPOINT = "SAVEPOINT docbase_operation"
 _ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
-_RELEASE = "RELEASE SAVEPOINT docbase_operation"
 
 
 def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
@@ -47,8 +46,10 @@ def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
 
     Without it PostgreSQL would refuse every later statement of the transaction. The
     savepoint has one name, sent to the driver as it is, so that PostgreSQL prepares its
-    three statements once per connection (SQLAlchemy's numbered savepoints were
-    prepared anew each time); ``rolled_back`` is told, as SQLAlchemy does not see it.
+    statements once per connection (SQLAlchemy's numbered savepoints were prepared anew
+    each time), and is not released: the next one of the same name hides it, and
+    ``ROLLBACK TO`` goes back to the latest, so a work costs one round trip more, not
+    two. ``rolled_back`` is told, as SQLAlchemy does not see it.
     """
     with bounded(conn):
         conn.exec_driver_sql(_SAVEPOINT)
@@ -58,8 +59,7 @@ def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
             conn.exec_driver_sql(_ROLLBACK)
             rolled_back(conn)
             raise
-        conn.exec_driver_sql(_RELEASE)
-        return result
+        return result  # left unreleased: a later one of the same name hides it
 
 
 class Held(Protocol):

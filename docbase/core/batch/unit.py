@@ -31,6 +31,7 @@ class BatchUnit:
 
     def __init__(self, batch_id: str, *, atomic: bool) -> None:
         self.batch_id = batch_id
+        """The id every change event of the batch carries (``batch``)."""
         self.atomic = atomic
         self.held: list[tuple[Publish, ChangeEvent]] = []
 
@@ -60,6 +61,20 @@ def tagged(batch_id: str) -> Iterator[BatchUnit]:
         yield unit
     finally:
         _unit.reset(token)
+
+
+def running(store: DocumentStore, batch_id: str, *,
+            atomic: bool) -> contextlib.AbstractAsyncContextManager[BatchUnit]:
+    """:func:`atomically` or, with ``atomic`` false, :func:`tagged`, as a block."""
+    if atomic:
+        return atomically(store, batch_id)
+
+    @contextlib.asynccontextmanager
+    async def only_tagged() -> AsyncIterator[BatchUnit]:
+        with tagged(batch_id) as unit:
+            yield unit
+
+    return only_tagged()
 
 
 @contextlib.asynccontextmanager
