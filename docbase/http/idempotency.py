@@ -6,9 +6,15 @@ middleware identifies the credential (as the handler will: an unknown one passes
 be refused there), reads the body, and asks :mod:`docbase.core.idempotency` to claim
 the key for that credential and request: a retry of an answered request gets the
 stored answer (with ``Idempotent-Replayed: true``) and nothing runs; the key with
-another method, path or body is 422; a key whose first request is still running is
-409. Otherwise the request runs, and its answer is stored (a 5xx forgets the claim,
-so a retry runs again).
+another method, path or body is 422. Otherwise the request runs and its answer is
+stored (a 5xx keeps nothing, so a retry runs again).
+
+On a store with transactions (:class:`Keyed`) the claim, the write and the stored
+answer are one unit of work (:func:`~docbase.core.batch.atomically`), answered after
+its commit: a concurrent request with the key waits for that commit and replays, and
+a process killed before the commit leaves nothing behind. On MongoDB the claim is
+committed first and the answer after; a key whose first request has not answered yet
+(still running, or its process died between the two) is 409.
 """
 
 from __future__ import annotations
@@ -17,7 +23,8 @@ from typing import Any
 
 from litestar import Request
 
-from docbase.core.errors import DocbaseError
+from docbase.core.batch.unit import atomically
+from docbase.core.errors import DocbaseError, TransactionsUnsupported
 from docbase.core.idempotency import (
     Claim,
     StoredAnswer,
@@ -87,6 +94,9 @@ def idempotent(app: ASGIApp) -> ASGIApp:
 
         query = scope.get("query_string", b"").decode("latin-1")
         digest = fingerprint(ctx.method, f"{ctx.path}?{query}", body)
+        keyed = Keyed(request, ctx, key, digest)
+        if await keyed.in_one_transaction(app, replay, send):
+            return
         try:
             claimed = await claim(ctx.database, owner_of(ctx.principal), key, digest)
         except DocbaseError as exc:
@@ -98,6 +108,67 @@ def idempotent(app: ASGIApp) -> ASGIApp:
         await _run_and_remember(app, scope, replay, send, ctx=ctx, claimed=claimed)
 
     return middleware
+
+
+class _ServerFailed(Exception):  # rolls the unit back, answers as it is
+    """The request answered 5xx: nothing of it is kept, the claim neither."""
+
+
+class Keyed:
+    """A request with a key, run with its claim and answer in one transaction."""
+
+    def __init__(self, request: Request[Any, Any, Any], ctx: RequestContext, key: str,
+                 digest: str) -> None:
+        self.request, self.ctx, self.key, self.digest = request, ctx, key, digest
+
+    async def in_one_transaction(self, app: ASGIApp, receive: Any, send: Any) -> bool:
+        """Claim, run and remember in one transaction; ``False``: the store has none.
+
+        The claim, the write and its stored answer commit together, and the answer
+        goes out only after the commit: a process killed before it leaves nothing, so
+        the retry runs afresh; one killed after it leaves the answer to replay. A
+        concurrent request with the key waits for the claim's commit, then replays.
+        """
+        held: list[Message] = []
+
+        async def capture(message: Message) -> None:
+            held.append(message)
+
+        stored: StoredAnswer | None = None
+        try:
+            async with atomically(self.ctx.database.store, None):
+                claimed = await claim(self.ctx.database, owner_of(self.ctx.principal),
+                                      self.key, self.digest)
+                if claimed.answer is not None:
+                    stored = claimed.answer
+                else:
+                    await app(self.request.scope, receive, capture)
+                    answer = _answer_of(held)
+                    if answer.status >= 500:
+                        raise _ServerFailed
+                    await remember(self.ctx.database, claimed, answer)
+        except TransactionsUnsupported:
+            return False
+        except _ServerFailed:
+            pass
+        except DocbaseError as exc:
+            await _send_error(self.request, exc, self.request.scope, receive, send)
+            return True
+        if stored is not None:
+            await _send_stored(stored, send)
+            return True
+        for message in held:
+            await send(message)
+        return True
+
+
+def _answer_of(messages: list[Message]) -> StoredAnswer:
+    start = next((m for m in messages if m["type"] == "http.response.start"), {})
+    body = b"".join(m.get("body", b"") for m in messages if m["type"] == "http.response.body")
+    headers = tuple((name.decode("latin-1"), value.decode("latin-1"))
+                    for name, value in start.get("headers", ())
+                    if name.decode("latin-1").lower() in _REPEATED_HEADERS)
+    return StoredAnswer(int(start.get("status", 500)), body.decode(), headers)
 
 
 async def _run_and_remember(app: ASGIApp, scope: Scope, receive: Any, send: Any, *,
@@ -128,14 +199,11 @@ async def _run_and_remember(app: ASGIApp, scope: Scope, receive: Any, send: Any,
 
 
 async def _settle(ctx: RequestContext, claimed: Claim, start: Message, body: bytes) -> None:
-    status = int(start.get("status", 500))
-    if status >= 500:  # the server failed, not the request: a retry runs again
+    answer = _answer_of([start, {"type": "http.response.body", "body": body}])
+    if answer.status >= 500:  # the server failed, not the request: a retry runs again
         await forget(ctx.database, claimed)
         return
-    headers = tuple((name.decode("latin-1"), value.decode("latin-1"))
-                    for name, value in start.get("headers", ())
-                    if name.decode("latin-1").lower() in _REPEATED_HEADERS)
-    await remember(ctx.database, claimed, StoredAnswer(status, body.decode(), headers))
+    await remember(ctx.database, claimed, answer)
 
 
 async def _send_stored(answer: StoredAnswer, send: Any) -> None:

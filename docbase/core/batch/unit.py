@@ -27,19 +27,25 @@ Publish = Callable[["ChangeEvent"], Awaitable[None]]
 class BatchUnit:
     """One running batch: its id, and (atomic) the events held until it commits."""
 
-    __slots__ = ("atomic", "batch_id", "held")
+    __slots__ = ("atomic", "batch_id", "held", "outer")
 
-    def __init__(self, batch_id: str, *, atomic: bool) -> None:
+    def __init__(self, batch_id: str | None, *, atomic: bool,
+                 outer: BatchUnit | None = None) -> None:
+        """``outer``: the atomic unit this one runs inside, which publishes for it."""
         self.batch_id = batch_id
         """The id every change event of the batch carries (``batch``)."""
-        self.atomic = atomic
+        self.atomic: bool = atomic
+        self.outer: BatchUnit | None = outer if outer is not None and outer.atomic else None
         self.held: list[tuple[Publish, ChangeEvent]] = []
 
     async def publish(self, publish: Publish, event: ChangeEvent) -> None:
         """Publish ``event`` tagged with the batch id; in an atomic batch, after commit."""
-        tagged = msgspec.structs.replace(event, batch=self.batch_id)
+        tagged = event if self.batch_id is None else msgspec.structs.replace(
+            event, batch=self.batch_id)
         if self.atomic:
             self.held.append((publish, tagged))
+        elif self.outer is not None:  # inside an atomic unit: after its commit
+            self.outer.held.append((publish, tagged))
         else:
             await publish(tagged)
 
@@ -55,7 +61,7 @@ def current_unit() -> BatchUnit | None:
 @contextlib.contextmanager
 def tagged(batch_id: str) -> Iterator[BatchUnit]:
     """Mark the writes of the block as writes of batch ``batch_id`` (not atomic)."""
-    unit = BatchUnit(batch_id, atomic=False)
+    unit = BatchUnit(batch_id, atomic=False, outer=_unit.get())
     token = _unit.set(unit)
     try:
         yield unit
@@ -78,13 +84,19 @@ def running(store: DocumentStore, batch_id: str, *,
 
 
 @contextlib.asynccontextmanager
-async def atomically(store: DocumentStore, batch_id: str) -> AsyncIterator[BatchUnit]:
+async def atomically(store: DocumentStore,
+                     batch_id: str | None) -> AsyncIterator[BatchUnit]:
     """Run the block in one transaction of ``store``; publish its events after commit.
+
+    ``batch_id`` tags the events (``None``: a unit of work that is no batch, such as a
+    write with an ``Idempotency-Key``). A block inside an atomic block joins its
+    transaction and hands its events to it, to be published after the outer commit.
 
     Raises:
         TransactionsUnsupported: the store has no multi-document transactions.
 
     """
+    outer = _unit.get()
     unit = BatchUnit(batch_id, atomic=True)
     token = _unit.set(unit)
     try:
@@ -92,5 +104,8 @@ async def atomically(store: DocumentStore, batch_id: str) -> AsyncIterator[Batch
             yield unit
     finally:
         _unit.reset(token)
+    if outer is not None and outer.atomic:
+        outer.held.extend(unit.held)
+        return
     for publish, event in unit.held:
         await publish(event)

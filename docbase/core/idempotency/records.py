@@ -5,6 +5,10 @@ another credential is another record: nobody replays someone else's answer. The
 record holds a fingerprint of the request (method, path with query, body) and, once
 the first request answered, that answer (status, body, the headers worth repeating).
 
+On a store with transactions the HTTP layer runs the claim, the write and
+:func:`remember` in one transaction (``docbase/http/idempotency.py``), so a claim
+without an answer is never committed. Without transactions:
+
 **Two requests with one key at once.** The first inserts the record (the claim) before
 it writes anything; an insert of an existing ``_id`` fails on every adapter
 (``Conflict``), so exactly one request claims a key. The other finds the record: with
