@@ -68,6 +68,9 @@ class Held(Protocol):
     done: bool
     """Set once it finished: a task started inside the block and still running after
     it runs its work the usual way."""
+    direct: Any
+    """The asyncpg connection under the transaction (PostgreSQL), else ``None``: the
+    short writes of :mod:`.pg_inserts` run on it, in the transaction."""
 
     async def run(self, work: Work[T]) -> T:
         """Run ``work`` in the held transaction."""
@@ -89,6 +92,7 @@ class ThreadHeld:
         self._conn: sa.Connection | None = None
         self._transaction: Any = None
         self.done = False
+        self.direct: Any = None
 
     async def start(self) -> ThreadHeld:
         """Connect and begin (on SQLite files, once the write lock is had)."""
@@ -146,12 +150,16 @@ class AsyncHeld:
         self.engine, self._bounded, self._rolled_back = engine, bounded, rolled_back
         self._conn: AsyncConnection | None = None
         self.done = False
+        self.direct: Any = None
 
     async def start(self) -> AsyncHeld:
         """Connect and begin."""
         self._conn = await self.engine.connect()
         try:
             await self._conn.begin()
+            await self._conn.exec_driver_sql("SELECT 1")  # the driver's BEGIN, sent now
+            raw = await self._conn.get_raw_connection()
+            self.direct = raw.driver_connection
         except BaseException:
             await self._conn.close()
             raise

@@ -73,8 +73,9 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         self._signal = (PostgresChangeSignal(self.backend)
                         if self.dialect.traits.notifies_changes else None)
         # one-document inserts in one round trip on PostgreSQL (see its module)
-        self._inserter = pg_inserts.inserter_for(engine, self.backend.short_way_number,
-                                                 self.backend.forget)
+        self._inserter = pg_inserts.inserter_for(
+            engine, self.backend.short_way_number, self.backend.forget,
+            held=(self.backend.held_direct, self.backend.cached_number))
         self._driver_updates = (DriverUpdates(self.backend, self._row)
                                 if self.dialect.traits.updates_on_driver else None)
         if auto_index is not None:
