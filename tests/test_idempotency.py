@@ -8,10 +8,14 @@ requests with one key at once apply once (``docs/batch.md``).
 from __future__ import annotations
 
 import asyncio
+from pathlib import Path
 from typing import Any
 
+from docbase import Database, Limits
+from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
 from docbase.core.idempotency import IDEMPOTENCY_COLLECTION
 from docbase.core.query import Query
+from docbase.http.testing import live_docbase
 
 
 async def _count(live: Any, collection: str) -> int:
@@ -112,3 +116,16 @@ async def test_a_bad_key_is_400(live: Any) -> None:
     answer = await live.client.post("/rest/orders", json={}, headers=headers)
     assert answer.status_code == 400
     assert await _count(live, "orders") == 0
+
+
+async def test_a_keyed_body_over_the_limit_is_413_and_keeps_nothing(tmp_path: Path) -> None:
+    db = Database(MemoryDocumentStore(), MemoryBlobStore(), name="main",
+                  limits=Limits(max_body_bytes=100))
+    async with db, live_docbase({"main": db}, tmp_path) as live:
+        headers = {**live.auth(), "Idempotency-Key": "big"}
+        answer = await live.client.post("/rest/orders", json={"x": "y" * 200},
+                                        headers=headers)
+        assert answer.status_code == 413
+        assert answer.json()["name"] == "PayloadTooLarge"
+        assert await db.store.find(IDEMPOTENCY_COLLECTION, Query(limit=None)) == []
+        assert await _count(live, "orders") == 0

@@ -24,7 +24,7 @@ from typing import Any
 from litestar import Request
 
 from docbase.core.batch.unit import atomically
-from docbase.core.errors import DocbaseError, TransactionsUnsupported
+from docbase.core.errors import DocbaseError, PayloadTooLarge, TransactionsUnsupported
 from docbase.core.idempotency import (
     Claim,
     StoredAnswer,
@@ -64,11 +64,16 @@ async def _identified(request: Request[Any, Any, Any]) -> RequestContext | None:
         return None
 
 
-async def _read_body(receive: Any) -> tuple[bytes, list[Message]]:
+async def _read_body(receive: Any, limit: int) -> tuple[bytes, list[Message]]:
+    """The whole body and its messages, to replay; ``PayloadTooLarge`` past ``limit``."""
     messages: list[Message] = []
+    size = 0
     while True:
         message = await receive()
         messages.append(message)
+        size += len(message.get("body", b""))
+        if size > limit:
+            raise PayloadTooLarge(f"the request body exceeds the limit of {limit} bytes")
         if message["type"] != "http.request" or not message.get("more_body", False):
             break
     return b"".join(m.get("body", b"") for m in messages), messages
@@ -87,7 +92,11 @@ def idempotent(app: ASGIApp) -> ASGIApp:
         if ctx is None:
             await app(scope, receive, send)
             return
-        body, messages = await _read_body(receive)
+        try:
+            body, messages = await _read_body(receive, ctx.database.limits.max_body_bytes)
+        except PayloadTooLarge as exc:
+            await _send_error(request, exc, scope, receive, send)
+            return
 
         async def replay() -> Message:
             return messages.pop(0) if messages else {"type": "http.disconnect"}
