@@ -22,8 +22,9 @@ from typing import Any
 import httpx
 import pytest
 
+from tests.killing import killed_and_restarted
 from tests.served_engines import engine_storage
-from tests.test_serve_harness import Served, kill, launch
+from tests.test_serve_harness import Served
 
 KILLS = 5
 CLIENTS = 6
@@ -180,21 +181,10 @@ async def _stored(served: Served) -> dict[str, Document]:
 async def test_sigkill_at_random_moments_loses_no_acknowledged_write(
     tmp_path: Path, storage: str
 ) -> None:
-    seed = random.randrange(2**32)
-    rng = random.Random(seed)
     ledger = Ledger()
-    for kills in range(KILLS):
-        served = await asyncio.to_thread(launch, tmp_path, "--storage", storage)
-        async with _client(served) as client:
-            stop = asyncio.Event()
-            drivers = [asyncio.create_task(_drive(ledger, client, random.Random(rng.random()),
-                                                  stop)) for _ in range(CLIENTS)]
-            await asyncio.sleep(rng.uniform(*LOAD_SECONDS))
-            kill(served)
-            stop.set()
-            await asyncio.gather(*drivers)
-        assert served.process.returncode is not None, f"kill {kills + 1} did not kill"
-    served = await asyncio.to_thread(launch, tmp_path, "--storage", storage)
+    seed, served = await killed_and_restarted(
+        tmp_path, storage, rounds=KILLS, clients=CLIENTS, seconds=LOAD_SECONDS,
+        client_of=_client, drive=lambda client, rng, stop: _drive(ledger, client, rng, stop))
     try:
         stored = await _stored(served)
     finally:

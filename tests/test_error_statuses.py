@@ -42,6 +42,9 @@ EXPECTED = {
     "Rejected": 400,
     "HookFailed": 500,
     "HookTimedOut": 504,
+    "IdempotencyKeyReused": 422,
+    "IdempotencyKeyInUse": 409,
+    "TransactionsUnsupported": 501,
 }
 
 

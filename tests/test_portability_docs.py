@@ -18,11 +18,11 @@ from tests.test_serve_harness import launch
 PAGE = Path(__file__).resolve().parent.parent / "docs" / "portability.md"
 
 
-def curl_examples() -> list[tuple[str, list[str]]]:
+def curl_examples(page: Path = PAGE) -> list[tuple[str, list[str]]]:
     """Each command of the page's curl blocks with the output lines written under it."""
     steps: list[tuple[str, list[str]]] = []
     for block in re.findall(r"<!-- curl-example:start -->\n```console\n(.*?)```",
-                            PAGE.read_text(), re.S):
+                            page.read_text(), re.S):
         for line in block.splitlines():
             if line.startswith("$ "):
                 steps.append((line[2:], []))
@@ -31,9 +31,8 @@ def curl_examples() -> list[tuple[str, list[str]]]:
     return steps
 
 
-def test_the_curl_examples_print_what_the_page_says(tmp_path: Path) -> None:
-    steps = curl_examples()
-    assert len(steps) >= 4
+def run_curl_examples(steps: list[tuple[str, list[str]]], tmp_path: Path) -> None:
+    """Run ``steps`` in order against a new ``docbase serve``; check what each prints."""
     served = launch(tmp_path)
     try:
         env = dict(os.environ, DOCBASE=served.url, KEY=served.admin_key,
@@ -45,3 +44,9 @@ def test_the_curl_examples_print_what_the_page_says(tmp_path: Path) -> None:
             assert done.stdout.splitlines() == expected, command
     finally:
         served.stop()
+
+
+def test_the_curl_examples_print_what_the_page_says(tmp_path: Path) -> None:
+    steps = curl_examples()
+    assert len(steps) >= 4
+    run_curl_examples(steps, tmp_path)

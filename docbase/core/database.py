@@ -15,10 +15,13 @@ satisfies, so callers that hold one pass it as it is.
 from __future__ import annotations
 
 from collections.abc import Callable
+from contextlib import AbstractAsyncContextManager
 from typing import overload
 
 from docbase.core.auth.cache import SystemCache
 from docbase.core.auth.principal import SYSTEM, Principal
+from docbase.core.batch.unit import BatchUnit
+from docbase.core.batch.unit import running as running_batch
 from docbase.core.changes import ChangeFeed
 from docbase.core.changes.feed import LogDemand
 from docbase.core.changes.log import ChangeLog
@@ -28,6 +31,7 @@ from docbase.core.collection_views import CollectionViews
 from docbase.core.hooks import Hook, HookRegistry, JobRegistry
 from docbase.core.hooks.calling import UserFunction
 from docbase.core.hooks.user import UserHook
+from docbase.core.ids import new_object_id
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.mail.service import MailService, SmtpMailerFactory
 from docbase.core.media import MEDIA_COLLECTION, Media
@@ -123,6 +127,23 @@ class Database(AsyncResource):
     def system_collection(self, name: str, principal: Principal = SYSTEM) -> Collection:
         """A view of a reserved system collection (keys, tokens, outbound mail, ...)."""
         return self.views.system_collection(name, principal)
+
+    def batch(self, *, atomic: bool = True) -> AbstractAsyncContextManager[BatchUnit]:
+        """``async with db.batch() as batch:``: the writes of the block, all or nothing.
+
+        Every write of the block (through any collection, as any principal) passes the
+        pipeline as it would alone, inside one transaction of the store; a block that
+        raises stores nothing and publishes nothing, and one that ends commits them all
+        and only then publishes their change events, each carrying ``batch.batch_id``.
+        Values the block reads back (a created ``_id``) are its references. With
+        ``atomic=False`` each write commits on its own and only the id is shared
+        (``docs/batch.md``).
+
+        Raises:
+            TransactionsUnsupported: ``atomic`` on a store without transactions (MongoDB).
+
+        """
+        return running_batch(self.store, new_object_id(), atomic=atomic)
 
     def changes_for(self, principal: Principal, *, origin: str | None = None) -> ReadableFeed:
         """``db.changes`` as ``principal`` may see it: the rule of ``GET /realtime``.

@@ -13,8 +13,10 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     │   └── UnsupportedMediaType  a body (or upload) of a content type not read here
     ├── NotFound                  unknown document, collection or blob
     ├── ValidationFailed          schema validation failed; carries ``fields``
+    │   └── IdempotencyKeyReused  an ``Idempotency-Key`` sent again with another request
     ├── Conflict                  duplicate unique value, bad update target
-    │   └── VersionMismatch       expected ``_version`` differs
+    │   ├── VersionMismatch       expected ``_version`` differs
+    │   └── IdempotencyKeyInUse   a request with the same ``Idempotency-Key`` is unfinished
     ├── Unauthorized              no, unknown, expired or revoked credential
     │   └── InvalidToken          a bearer token that is malformed, expired, revoked or not ours
     ├── Forbidden                 valid credential, action not allowed
@@ -28,6 +30,7 @@ Every error that docbase raises on purpose derives from :class:`DocbaseError`::
     ├── MailDeliveryError         the mail transport refused a message
     │   └── MailTransportDown     the mail transport cannot be reached at all
     ├── WebhookDeliveryError      a webhook receiver could not be reached or refused
+    ├── TransactionsUnsupported   the storage engine has no multi-document transactions
     └── BackendError              the storage backend failed or is unreachable
 
 Adapters translate their driver's errors in one context manager and raise
@@ -110,8 +113,16 @@ class ValidationFailed(DocbaseError):
         self.fields = tuple(fields)
 
 
+class IdempotencyKeyReused(ValidationFailed):
+    """An ``Idempotency-Key`` already answered another method, path or body (422)."""
+
+
 class Conflict(DocbaseError):
     """A write collides with stored state (duplicate unique value, bad update target)."""
+
+
+class IdempotencyKeyInUse(Conflict):
+    """The first request with this ``Idempotency-Key`` has not answered yet (409)."""
 
 
 class VersionMismatch(Conflict):
@@ -189,6 +200,10 @@ class MailDeliveryError(DocbaseError):
 
 class MailTransportDown(MailDeliveryError):
     """The mail transport cannot be reached (connection or login failed)."""
+
+
+class TransactionsUnsupported(DocbaseError):
+    """The storage engine has no multi-document transactions (an atomic batch: 501)."""
 
 
 class WebhookDeliveryError(DocbaseError):

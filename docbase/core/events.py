@@ -143,3 +143,5 @@ class ChangeEvent(msgspec.Struct, frozen=True):
     author: str = "api"
     cause: str | None = None
     previous: tuple[dict[str, Any], ...] = ()
+    batch: str | None = None
+    """The id of the ``POST /batch`` (or ``db.batch()``) the write belongs to, if any."""

@@ -18,6 +18,7 @@ are ordinary collections whose names start with ``_`` or are reserved by the fac
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any, Protocol, Self
 
 import msgspec
@@ -60,6 +61,21 @@ class DocumentStore(Protocol):
 
     async def __aexit__(self, *exc_info: object) -> None:
         """Close the store."""
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """Run the current task's operations inside the block as one transaction.
+
+        Committed when the block ends, rolled back when it raises. Operations of the
+        task (and of tasks it starts meanwhile) read what the block wrote; other tasks
+        see none of it before the commit, and their writes to what the block wrote wait
+        for it or fail (a lock wait past the store's bound is a ``BackendError``). A
+        block inside a block of the same store joins it.
+
+        Raises:
+            TransactionsUnsupported: the engine (or server) has no multi-document
+                transactions (a standalone MongoDB); nothing ran.
+
+        """
 
     async def insert(self, collection: str, documents: Sequence[Document]) -> None:
         """Insert complete documents (already stamped with ``_id`` and system fields).

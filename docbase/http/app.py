@@ -24,6 +24,7 @@ from litestar.plugins import InitPluginProtocol
 
 from docbase.core.server import Server
 from docbase.http.auth import AUTH_HANDLERS
+from docbase.http.batch import BATCH_HANDLERS
 from docbase.http.console import console_router
 from docbase.http.context import SERVER_STATE, request_context
 from docbase.http.errors import EXCEPTION_HANDLERS
@@ -56,7 +57,7 @@ class DocbasePlugin(InitPluginProtocol):
         return Router(
             path="/",
             route_handlers=[*ROUTE_HANDLERS, *AUTH_HANDLERS, *MAIL_HANDLERS, *MEDIA_HANDLERS,
-                            *REALTIME_HANDLERS, *OPERATOR_HANDLERS,
+                            *REALTIME_HANDLERS, *OPERATOR_HANDLERS, *BATCH_HANDLERS,
                             health, ready_route(self.metrics),
                             *([self.metrics.route()] if self.metrics else [])],
             dependencies={"ctx": Provide(request_context)},

@@ -169,7 +169,7 @@ async def authenticate_request(database: Database, request: Request[Any, Any, An
     limiter, address = database.rate_limiter, client_address(request)
     await limiter.check_address(address)
     try:
-        caller = await _authenticate(database, request)
+        caller = await authenticate_credential(database, request)
     except Unauthorized:
         if raw_key(request) or raw_token(request):  # a wrong guess, not a missing key
             await limiter.credential_failed(address)
@@ -178,7 +178,17 @@ async def authenticate_request(database: Database, request: Request[Any, Any, An
     return caller
 
 
-async def _authenticate(database: Database, request: Request[Any, Any, Any]) -> Caller:
+async def authenticate_credential(database: Database,
+                                  request: Request[Any, Any, Any]) -> Caller:
+    """Authenticate the API key of a request, else its bearer token (no rate limits).
+
+    For a second look at a credential :func:`authenticate_request` counts once.
+
+    Raises:
+        Unauthorized: neither is given, or the key is unknown, expired or revoked.
+        InvalidToken: the bearer token is refused.
+
+    """
     key = raw_key(request)
     token = None if key else raw_token(request)
     if token is not None:

@@ -21,6 +21,7 @@ from docbase.http.context import (
     authorized_context,
     context_of,
 )
+from docbase.http.idempotency import idempotent
 from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
 
 HttpRequest = Request[Any, Any, Any]
@@ -35,6 +36,8 @@ DATABASE_META = "/rest/_meta"
 OPENAPI = "/rest/_openapi"
 COLLECTION_META = COLLECTION + "/_meta"
 HOOK_LOG_PATH = "/rest/" + HOOK_LOG
+IDEMPOTENT = [idempotent]
+"""The middleware of every document write: ``Idempotency-Key`` (:mod:`.idempotency`)."""
 
 
 def paths(path: str) -> list[str]:
@@ -62,7 +65,7 @@ async def list_documents(request: HttpRequest) -> Reply:
     return await op.read_many(request, ctx, ctx.collection(request.path_params["collection"]))
 
 
-@post(paths(COLLECTION))
+@post(paths(COLLECTION), middleware=IDEMPOTENT)
 async def create_documents(request: HttpRequest) -> Reply:
     """``POST /rest/<c>``: create an object or an array of objects (context read directly)."""
     ctx = await context_of(request)
@@ -76,7 +79,7 @@ async def get_document(request: HttpRequest) -> Reply:
     return await op.read_one(request, ctx.collection(path["collection"]), path["document_id"])
 
 
-@put(paths(DOCUMENT))
+@put(paths(DOCUMENT), middleware=IDEMPOTENT)
 async def put_document(
     request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
 ) -> Reply:
@@ -84,7 +87,7 @@ async def put_document(
     return await op.update(request, ctx, ctx.collection(collection), document_id, "put")
 
 
-@patch(paths(DOCUMENT))
+@patch(paths(DOCUMENT), middleware=IDEMPOTENT)
 async def patch_document(
     request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
 ) -> Reply:
@@ -92,7 +95,7 @@ async def patch_document(
     return await op.update(request, ctx, ctx.collection(collection), document_id, "patch")
 
 
-@delete(paths(DOCUMENT), status_code=200)
+@delete(paths(DOCUMENT), status_code=200, middleware=IDEMPOTENT)
 async def delete_document(
     request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
 ) -> Reply:
@@ -100,7 +103,7 @@ async def delete_document(
     return await op.remove(request, ctx, ctx.collection(collection), document_id)
 
 
-@post(paths(DOCUMENT))
+@post(paths(DOCUMENT), middleware=IDEMPOTENT)
 async def override_document(
     request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
 ) -> Reply:
@@ -121,7 +124,7 @@ async def list_children(
     return await op.read_many(request, ctx, children)
 
 
-@post(paths(CHILDREN))
+@post(paths(CHILDREN), middleware=IDEMPOTENT)
 async def create_children(
     request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param, field: Param
 ) -> Reply:
@@ -137,7 +140,7 @@ async def get_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
     return await op.read_one(request, children, child_id)
 
 
-@put(paths(CHILD))
+@put(paths(CHILD), middleware=IDEMPOTENT)
 async def put_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
                     document_id: Param, field: Param, child_id: Param) -> Reply:
     """``PUT /rest/<c>/ID/<sub>/ID``."""
@@ -145,7 +148,7 @@ async def put_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
     return await op.update(request, ctx, children, child_id, "put")
 
 
-@patch(paths(CHILD))
+@patch(paths(CHILD), middleware=IDEMPOTENT)
 async def patch_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
                       document_id: Param, field: Param, child_id: Param) -> Reply:
     """``PATCH /rest/<c>/ID/<sub>/ID``."""
@@ -153,7 +156,7 @@ async def patch_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
     return await op.update(request, ctx, children, child_id, "patch")
 
 
-@delete(paths(CHILD), status_code=200)
+@delete(paths(CHILD), status_code=200, middleware=IDEMPOTENT)
 async def delete_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
                        document_id: Param, field: Param, child_id: Param) -> Reply:
     """``DELETE /rest/<c>/ID/<sub>/ID`` (or ``.../*``)."""
@@ -161,7 +164,7 @@ async def delete_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
     return await op.remove(request, ctx, children, child_id)
 
 
-@post(paths(CHILD))
+@post(paths(CHILD), middleware=IDEMPOTENT)
 async def override_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
                          document_id: Param, field: Param, child_id: Param) -> Reply:
     """``POST /rest/<c>/ID/<sub>/ID`` with ``X-HTTP-Method-Override``."""

@@ -14,6 +14,7 @@ from typing import Any
 
 import msgspec
 
+from docbase.adapters.memory.transactions import MemoryTransactions
 from docbase.core import evaluate, grouping
 from docbase.core.changes.signal import LocalChangeSignal
 from docbase.core.documents import Document
@@ -35,13 +36,14 @@ def _copy(document: Document) -> Document:
     return result
 
 
-class MemoryDocumentStore(DeletesByGroups, EncodesFound, AsyncResource):
+class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, AsyncResource):
     """Collections as dicts of documents keyed by ``_id``."""
 
     transactional = True  # nothing awaits between checking and deleting
 
     def __init__(self, *, query_timeout: float = DEFAULT_QUERY_TIMEOUT) -> None:
         """Start empty; each query may match for ``query_timeout`` seconds in total."""
+        super().__init__()
         self.query_timeout = query_timeout
         self._collections: dict[str, dict[str, Document]] = {}
         self._unique: dict[str, set[Path]] = {}
@@ -78,12 +80,17 @@ class MemoryDocumentStore(DeletesByGroups, EncodesFound, AsyncResource):
 
     async def insert(self, collection: str, documents: Sequence[Document]) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.insert`."""
+        async with self._writing():
+            self._insert(collection, documents)
+
+    def _insert(self, collection: str, documents: Sequence[Document]) -> None:
         target = self._collections.get(collection, {})
         ids = [d["_id"] for d in documents]
         if len(set(ids)) != len(ids) or any(i in target for i in ids):
             raise Conflict(f"duplicate _id in {collection!r}")
         self._check_unique(collection, documents)
         copies = [_copy(d) for d in documents]
+        self._touch(collection, ids)
         target = self._collections.setdefault(collection, {})
         for document in copies:
             target[document["_id"]] = document
@@ -128,31 +135,49 @@ class MemoryDocumentStore(DeletesByGroups, EncodesFound, AsyncResource):
         expected_version: int | None = None,
     ) -> Document:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.update`."""
+        async with self._writing():
+            return self._update(collection, document_id, update, stamp, expected_version)
+
+    def _update(self, collection: str, document_id: str, update: Update,
+                stamp: dict[str, Any], expected_version: int | None) -> Document:
         current = self._collections.get(collection, {}).get(document_id)
         if current is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         changed = updated_document(document_id, current, update, stamp, expected_version)
         self._check_unique(collection, [changed], replacing=document_id)
+        self._touch(collection, [document_id])
         self._collections[collection][document_id] = _copy(changed)
         return changed
 
     async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_all`."""
+        async with self._writing():
+            return self._delete_all(deletions)
+
+    def _delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         for deletion in deletions:  # every version first: a mismatch deletes nothing
             target = self._collections.get(deletion.collection, {})
             versioned = versioned_id(deletion.ids, deletion.expected_version)
             if versioned is not None and versioned in target:
                 check_version(versioned, target[versioned].get("_version", 0),
                               deletion.expected_version)
+        for deletion in deletions:
+            self._touch(deletion.collection, deletion.ids)
         return [[i for i in dict.fromkeys(deletion.ids)
                  if self._collections.get(deletion.collection, {}).pop(i, None) is not None]
                 for deletion in deletions]
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""
-        target = self._collections.get(collection, {})
-        with within(self.query_timeout):
-            doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
+        async with self._writing():
+            target = self._collections.get(collection, {})
+            with within(self.query_timeout):
+                doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
+            self._touch(collection, doomed)
+            return self._forget(target, doomed)
+
+    @staticmethod
+    def _forget(target: dict[str, Document], doomed: list[str]) -> list[str]:
         for document_id in doomed:
             del target[document_id]
         return doomed
@@ -163,6 +188,7 @@ class MemoryDocumentStore(DeletesByGroups, EncodesFound, AsyncResource):
 
     async def drop(self, collection: str) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.drop`."""
+        self._touch(collection, list(self._collections.get(collection, {})))
         self._collections.pop(collection, None)
         self._unique.pop(collection, None)
         self._indexes.pop(collection, None)

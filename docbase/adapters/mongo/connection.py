@@ -20,6 +20,7 @@ from pymongo.asynchronous.database import AsyncDatabase
 
 from docbase.adapters.mongo.codec import collection_name
 from docbase.adapters.mongo.errors import translated
+from docbase.core.errors import TransactionsUnsupported
 from docbase.core.lifecycle import AsyncResource
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
@@ -90,3 +91,17 @@ class MongoConnection(AsyncResource):
         # sort keys are computed, so no index serves a sort: let big sorts spill to disk
         cursor = await target.aggregate(pipeline, allowDiskUse=True)
         return await cursor.to_list()
+
+    def transaction(self) -> contextlib.AbstractAsyncContextManager[None]:
+        """Refuse: multi-document transactions are not used on MongoDB (yet).
+
+        A replica set would allow them; the store runs every operation on its own, as
+        on a standalone server (and the CongoDB wire server), which has none.
+
+        Raises:
+            TransactionsUnsupported: always; an atomic batch answers 501.
+
+        """
+        raise TransactionsUnsupported(
+            "the MongoDB engine runs no multi-document transactions here: send the batch "
+            'with "atomic": false')

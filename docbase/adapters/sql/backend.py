@@ -14,8 +14,10 @@ What each connection is set up with, and the bounds of its waits, are in
 
 from __future__ import annotations
 
+import contextlib
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextvars import ContextVar
 from typing import TYPE_CHECKING, Any, TypeAlias, TypeVar
 
 import sqlalchemy as sa
@@ -25,6 +27,7 @@ from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.executor_port import Executor
 from docbase.adapters.sql.executors import executor_for
+from docbase.adapters.sql.held import Held
 from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.adapters.sql.table_numbers import TableNumbers
@@ -46,6 +49,8 @@ AnyEngine: TypeAlias = "AsyncEngine | sa.Engine"
 only where used: it brings SQLAlchemy's ORM, ~7 MiB per process)."""
 
 _backends: weakref.WeakKeyDictionary[Any, SqlBackend] = weakref.WeakKeyDictionary()
+_holding: ContextVar[tuple[SqlBackend, Held] | None] = ContextVar("docbase_sql_transaction",
+                                                                   default=None)
 
 
 def dialect_for(name: str) -> Dialect:
@@ -97,12 +102,54 @@ class SqlBackend:
         """Release the engine's connections."""
         await self.executor.close()
 
+    def held(self) -> Held | None:
+        """The transaction this task holds on this backend (:meth:`transaction`), if any."""
+        running = _holding.get()
+        if running is None or running[0] is not self or running[1].done:
+            return None
+        return running[1]
+
+    def held_direct(self) -> Any:
+        """The driver connection of the task's transaction, for short writes, or ``None``."""
+        held = self.held()
+        return None if held is None else held.direct
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """Run every work of this task inside the block in one transaction (:mod:`.held`).
+
+        The short ways around the usual one (loop-thread and asyncpg reads, asyncpg
+        writes) step aside meanwhile, so the block reads what it wrote.
+        """
+        if self.held() is not None:
+            yield
+            return
+        await self.open()
+        with translate_errors():
+            held = await self.executor.hold()
+        token = _holding.set((self, held))
+        try:
+            yield
+        except BaseException:
+            _holding.reset(token)
+            with translate_errors():
+                await held.finish(commit=False)
+            raise
+        _holding.reset(token)
+        with translate_errors():
+            await held.finish(commit=True)
+
     async def run(self, work: Work[T], *, write: bool) -> T:
         """Run ``work`` in one transaction; retry once if a cached table was dropped.
 
         A write transaction commits on success and rolls back on error; a read
-        autocommits each statement. Driver errors come out as docbase errors.
+        autocommits each statement. Driver errors come out as docbase errors. Inside
+        :meth:`transaction`, the work runs in the transaction held.
         """
+        held = self.held()
+        if held is not None:
+            with translate_errors():
+                return await held.run(work)
         await self.open()
         try:
             return await self._run(work, write=write)
@@ -124,7 +171,7 @@ class SqlBackend:
 
         For reads bounded by their page (``loop_reads.PAGE_ROWS``), never for scans.
         """
-        number = self.cached_number(collection)
+        number = self.short_way_number(collection)
         if number is None:
             return UNANSWERED
         return self.executor.scalars_now(number, statement(number), params)
@@ -135,7 +182,7 @@ class SqlBackend:
 
         For statements that need nothing else of the connection (no index look-up).
         """
-        number = self.cached_number(collection)
+        number = self.short_way_number(collection)
         if number is None:
             return UNANSWERED
         return await self.executor.scalars_soon(statement(number), params,
@@ -145,13 +192,17 @@ class SqlBackend:
         """The table number of ``collection`` if this process knows it (no query)."""
         return self._tables.get(collection) if self._ready else None
 
+    def short_way_number(self, collection: str) -> int | None:
+        """As :meth:`cached_number`, but ``None`` inside a transaction (no short ways)."""
+        return None if self.held() is not None else self.cached_number(collection)
+
     def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
         """Look ``document_id`` up on this thread (SQLite files; see :mod:`.loop_reads`).
 
         Its body row (``[]``: none), or ``None``: ask the usual way (not a SQLite file,
         collection number not cached, SQLite cannot answer at once).
         """
-        number = self.cached_number(collection)
+        number = self.short_way_number(collection)
         return UNANSWERED if number is None else self.executor.body_now(number, document_id)
 
     async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
@@ -160,6 +211,8 @@ class SqlBackend:
         A collection whose number is not cached is looked up the short way too, where the
         executor has one; one without a table answers ``[]`` (no such document).
         """
+        if self.held() is not None:
+            return UNANSWERED
         number = self.cached_number(collection)
         if number is None:
             if not self._ready:

@@ -14,6 +14,8 @@ from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 
+from docbase.adapters.sql.held import Held
+
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 """One store operation, as a function of a connection in one transaction."""
@@ -47,6 +49,9 @@ class Executor(Protocol):
     async def scalars_soon(self, statement: sa.Select[Any], params: Params | None,
                            forget: Callable[[], None]) -> list[Any] | None:
         """As :meth:`scalars` by the engine's short way (``forget``: table gone), or ``None``."""
+
+    async def hold(self) -> Held:
+        """Begin a transaction that the works of several operations share (:mod:`.held`)."""
 
     async def close(self) -> None:
         """Release the engine's connections and the executor's threads."""

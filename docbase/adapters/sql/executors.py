@@ -44,7 +44,8 @@ from docbase.adapters.sql.connection_settings import (
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.executor_port import Executor, Params, Rows, T, Work
-from docbase.adapters.sql.group_commit import GroupCommitWriter
+from docbase.adapters.sql.group_commit import GroupCommitWriter, take_write_lock
+from docbase.adapters.sql.held import AsyncHeld, Held, ThreadHeld
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.pg_point_reads import PgPointReader
 from docbase.core.query.deadline import within
@@ -60,9 +61,11 @@ class _Bounds:
     """Runs work on a synchronous engine, each operation within ``query_timeout``."""
 
     def __init__(self, dialect: Dialect, query_timeout: Callable[[], float],
-                 engine: AsyncEngine | sa.Engine) -> None:
+                 engine: AsyncEngine | sa.Engine,
+                 savepoint_rolled_back: Callable[[sa.Connection], None]) -> None:
         self.dialect = dialect
         self.query_timeout = query_timeout
+        self.savepoint_rolled_back = savepoint_rolled_back
         self._serial = asyncio.Lock() if isinstance(
             _sync(engine).pool, StaticPool) else None
 
@@ -117,8 +120,9 @@ class AsyncEngineExecutor(_Bounds):
     """An :class:`AsyncEngine`: work in one greenlet; asyncpg point reads."""
 
     def __init__(self, engine: AsyncEngine, dialect: Dialect,
-                 query_timeout: Callable[[], float]) -> None:
-        super().__init__(dialect, query_timeout, engine)
+                 query_timeout: Callable[[], float],
+                 savepoint_rolled_back: Callable[[sa.Connection], None]) -> None:
+        super().__init__(dialect, query_timeout, engine, savepoint_rolled_back)
         self.engine = engine
         self.points: PgPointReader | None = pg_point_reads.reader_for(engine)
         self._statements = DriverStatements(engine.sync_engine)
@@ -128,6 +132,11 @@ class AsyncEngineExecutor(_Bounds):
         async with self.turn():
             # checkout, work and return in one greenlet, not one per step
             return await greenlet_spawn(self.run_sync, self.engine.sync_engine, work, write)
+
+    async def hold(self) -> Held:
+        """See :meth:`Executor.hold`."""
+        return await AsyncHeld(self.engine, self.bounded,
+                               self.savepoint_rolled_back).start()
 
     async def body_soon(self, number: int, document_id: str) -> Rows | None:
         """See :meth:`Executor.body_soon`."""
@@ -157,9 +166,10 @@ class ThreadExecutor(_Bounds):
     """Threads running work at once, each on a connection of the engine's pool."""
 
     def __init__(self, engine: sa.Engine, dialect: Dialect,
-                 query_timeout: Callable[[], float], driver: DriverStatements | None) -> None:
+                 query_timeout: Callable[[], float], driver: DriverStatements | None,
+                 savepoint_rolled_back: Callable[[sa.Connection], None]) -> None:
         """``driver`` reads rows on the driver (SQLite), else SQLAlchemy reads them."""
-        super().__init__(dialect, query_timeout, engine)
+        super().__init__(dialect, query_timeout, engine, savepoint_rolled_back)
         self.engine = engine
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
@@ -185,6 +195,15 @@ class ThreadExecutor(_Bounds):
         """See :meth:`Executor.body_soon`."""
         return self.body_now(number, document_id)
 
+    async def hold(self) -> Held:
+        """See :meth:`Executor.hold` (an engine of one connection: its turn, held)."""
+        rolled_back = self.savepoint_rolled_back
+        if self._serial is None:
+            return await ThreadHeld(self.engine, begin_write, self.bounded, rolled_back).start()
+        await self._serial.acquire()
+        return await ThreadHeld(self.engine, begin_write, self.bounded, rolled_back,
+                                self._serial.release).start()
+
     async def close(self) -> None:
         """See :meth:`Executor.close`."""
         self._stop_threads()
@@ -209,7 +228,7 @@ class SqliteFileExecutor(ThreadExecutor):
                  query_timeout: Callable[[], float],
                  savepoint_rolled_back: Callable[[sa.Connection], None], path: str) -> None:
         statements = DriverStatements(engine)
-        super().__init__(engine, dialect, query_timeout, statements)
+        super().__init__(engine, dialect, query_timeout, statements, savepoint_rolled_back)
         self._statements = statements
         self.loop_reader = LoopReader(path)
         self._writer = GroupCommitWriter(engine, begin_locked, self.bounded,
@@ -221,6 +240,16 @@ class SqliteFileExecutor(ThreadExecutor):
         if write:
             return await self._writer.write(work)
         return await super().run(work, write=write)
+
+    async def hold(self) -> Held:
+        """See :meth:`Executor.hold`: the file's write lock, taken as the writer takes it."""
+        def begin(conn: sa.Connection) -> sa.RootTransaction:
+            driver = conn.connection.driver_connection
+            take_write_lock(driver, lock_wait(self.query_timeout()))  # type: ignore[arg-type]
+            return begin_locked(conn)
+
+        return await ThreadHeld(self.engine, begin, self.bounded,
+                                self.savepoint_rolled_back).start()
 
     def scalars_now(self, number: int, statement: sa.Select[Any],
                     params: Params | None = None) -> list[Any] | None:
@@ -258,13 +287,13 @@ def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
     traits = dialect.traits
     traits.prepare(sync_engine, in_memory)
     if not isinstance(engine, sa.Engine):
-        return AsyncEngineExecutor(engine, dialect, query_timeout)
+        return AsyncEngineExecutor(engine, dialect, query_timeout, savepoint_rolled_back)
     path = engine.url.database
     if traits.one_writer and not in_memory and path:
         return SqliteFileExecutor(engine, dialect, query_timeout, savepoint_rolled_back,
                                   path)
     driver = DriverStatements(engine) if traits.rows_on_driver else None
-    return ThreadExecutor(engine, dialect, query_timeout, driver)
+    return ThreadExecutor(engine, dialect, query_timeout, driver, savepoint_rolled_back)
 
 
 def _sync(engine: AsyncEngine | sa.Engine) -> sa.Engine:

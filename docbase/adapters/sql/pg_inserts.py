@@ -53,20 +53,33 @@ def insert_many_sql(number: int) -> str:
             "search)")
 
 
+HeldWay = tuple[Callable[[], Any], Callable[[str], int | None]]
+"""The driver connection of the task's transaction (or ``None``) and the table numbers
+to use in it."""
+_NOT_HELD: HeldWay = (lambda: None, lambda collection: None)
+_SAVEPOINT = "SAVEPOINT docbase_operation"  # the names of .held, on the same connection
+_ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
+
+
 def inserter_for(engine: Any, number: Callable[[str], int | None],
-                 forget: Callable[[str], None]) -> PgInserter | None:
-    """Return an inserter for ``engine``, or ``None`` when it has no short way."""
+                 forget: Callable[[str], None], *, held: HeldWay = _NOT_HELD) -> PgInserter | None:
+    """Return an inserter for ``engine``, or ``None`` when it has no short way.
+
+    ``held`` gives the connection of a transaction the task holds (:mod:`.held`): the
+    statements then run on it, each in a savepoint, instead of in autocommit.
+    """
     pool = pool_for(engine)
-    return None if pool is None else PgInserter(pool, number, forget)
+    return None if pool is None else PgInserter(pool, number, forget, held)
 
 
 class PgInserter:
     """Single-statement writes over the process's queued asyncpg connections."""
 
     def __init__(self, pool: DirectConnections, number: Callable[[str], int | None],
-                 forget: Callable[[str], None]) -> None:
+                 forget: Callable[[str], None], held: HeldWay = _NOT_HELD) -> None:
         self.pool = pool
         self._number = number
+        self._held, self._held_number = held
         self._forget = forget
         self._statements: dict[tuple[Callable[[int], str], int], str] = {}
         asyncpg = importlib.import_module("asyncpg")  # registered only where installed
@@ -109,16 +122,19 @@ class PgInserter:
     async def _run(self, collection: str, sql: Callable[[int], str],
                    arguments: tuple[Any, ...], *, fetch: bool = False) -> Any:
         """Run ``sql`` on ``collection``'s table: its status, or rows; ``None``: not here."""
-        number = self._number(collection)
+        held = self._held()
+        number = self._number(collection) if held is None else self._held_number(collection)
         if number is None:
-            return None
-        connection = await self.pool.take()
-        if connection is None:
             return None
         key = (sql, number)
         statement = self._statements.get(key)
         if statement is None:
             statement = self._statements[key] = sql(number)
+        if held is not None:
+            return await self._in_savepoint(held, statement, arguments, fetch=fetch)
+        connection = await self.pool.take()
+        if connection is None:
+            return None
         try:
             run = connection.fetch if fetch else connection.execute
             result = await run(statement, *arguments)
@@ -136,6 +152,19 @@ class PgInserter:
             raise
         await self.pool.give_back(connection)
         return result
+
+    async def _in_savepoint(self, connection: Any, statement: str, arguments: tuple[Any, ...],
+                            *, fetch: bool) -> Any:
+        """Run ``statement`` in the task's transaction, undone alone if it fails."""
+        await connection.execute(_SAVEPOINT)
+        try:
+            run = connection.fetch if fetch else connection.execute
+            return await run(statement, *arguments)
+        except self._server_error as exc:
+            await connection.execute(_ROLLBACK)
+            raise translated(str(getattr(exc, "sqlstate", "") or ""), str(exc)) from exc
+        except Exception as exc:
+            raise BackendError(f"database unavailable: {exc}") from exc
 
     async def close(self) -> None:
         """Close the pool's idle connections."""

@@ -17,6 +17,7 @@ under a write lock and writes it back in one transaction.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
@@ -72,8 +73,9 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         self._signal = (PostgresChangeSignal(self.backend)
                         if self.dialect.traits.notifies_changes else None)
         # one-document inserts in one round trip on PostgreSQL (see its module)
-        self._inserter = pg_inserts.inserter_for(engine, self.backend.cached_number,
-                                                 self.backend.forget)
+        self._inserter = pg_inserts.inserter_for(
+            engine, self.backend.short_way_number, self.backend.forget,
+            held=(self.backend.held_direct, self.backend.cached_number))
         self._driver_updates = (DriverUpdates(self.backend, self._row)
                                 if self.dialect.traits.updates_on_driver else None)
         if auto_index is not None:
@@ -84,6 +86,10 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
     async def open(self) -> None:
         """Create or migrate the storage layout (idempotent)."""
         await self.backend.open()
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """See :meth:`~docbase.core.ports.DocumentStore.transaction` (:mod:`.held`)."""
+        return self.backend.transaction()
 
     async def close(self) -> None:
         """Stop listening for changes; dispose of the engine if this store created it."""

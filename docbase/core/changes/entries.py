@@ -31,7 +31,8 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     ``None`` and whose ``data`` is what was published. ``seq`` orders the log;
     ``time`` is when the entry was written. ``previous`` holds the documents before an
     update or delete of a collection with access rules, for deciding who may hear of it
-    (:mod:`docbase.core.changes.readable`); no subscriber receives them.
+    (:mod:`docbase.core.changes.readable`); no subscriber receives them. ``batch`` is
+    the id of the batch the write belongs to (every write of one batch carries it).
     """
 
     seq: int
@@ -44,6 +45,7 @@ class Change(msgspec.Struct, frozen=True, kw_only=True):
     author: str = "api"
     time: str = ""
     previous: tuple[Document, ...] = ()
+    batch: str | None = None
 
     @property
     def custom(self) -> bool:
@@ -60,7 +62,8 @@ def change_from(event: ChangeEvent, seq: int, time: str) -> Change:
     """The entry recording the committed write ``event``."""
     return Change(seq=seq, event=EVENT_NAMES[event.operation], collection=event.collection,
                   ids=event.ids, documents=event.documents, method=event.method,
-                  author=event.author, time=time, previous=event.previous)
+                  author=event.author, time=time, previous=event.previous,
+                  batch=event.batch)
 
 
 def to_document(change: Change) -> Document:

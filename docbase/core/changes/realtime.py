@@ -6,6 +6,7 @@ Each entry becomes one or more events, as the original sends them:
 - ``put`` (PUT and PATCH): ``{"event": "put", "collection": C, "data": "ID"}``;
 - ``delete``: ``{"event": "delete", "collection": C, "data": ["ID", ...]}``, one per write;
 - a custom event (``POST /realtime``): ``{"event": NAME, "data": DATA}``;
+- a write of a batch adds ``"batch": ID`` to its events (``docs/batch.md``);
 - ``ping`` every ``limits.realtime_ping_interval`` seconds (first at once), its data the
   current time.
 
@@ -123,6 +124,8 @@ def events_of(change: Change) -> list[tuple[str, Any]]:
     if change.custom:
         return [(change.event, {"event": change.event, "data": change.data})]
     head = {"event": change.event, "collection": change.collection}
+    if change.batch is not None:
+        head["batch"] = change.batch
     if change.event == "post":
         return [("post", {**head, "data": d}) for d in change.documents]
     if change.event == "put":

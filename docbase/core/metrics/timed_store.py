@@ -13,6 +13,7 @@ its own extras) is passed through unchanged.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from contextlib import AbstractAsyncContextManager
 from time import perf_counter
 from typing import TYPE_CHECKING, Any, Self
 
@@ -66,6 +67,10 @@ class TimedStore:
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.close()
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """The wrapped store's transaction (its operations are timed one by one)."""
+        return self.inner.transaction()
 
     async def find_encoded(self, collection: str, query: Query, *,
                            hide: Sequence[str]) -> list[msgspec.Raw]:

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from typing import Protocol, TypeAlias
 
 from docbase.core.auth import Action, authorize
+from docbase.core.batch.unit import current_unit
 from docbase.core.changes import ChangeBus
 from docbase.core.documents import change_stamp
 from docbase.core.errors import NotFound
@@ -226,10 +227,15 @@ class PublishChange:
         if not ids:
             return
         documents = () if deleted else tuple(write.documents)
-        await self.bus.publish(ChangeEvent(
+        event = ChangeEvent(
             write.collection, write.operation, write.method, tuple(ids), documents,
             author=write.principal.author, cause=write.cause, previous=tuple(write.previous),
-        ))
+        )
+        unit = current_unit()
+        if unit is None:
+            await self.bus.publish(event)
+        else:  # tagged with its batch; an atomic batch's, once it committed
+            await unit.publish(self.bus.publish, event)
 
 
 class AuthorizeRead:

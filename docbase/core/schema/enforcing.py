@@ -17,6 +17,7 @@ System collections (names starting with ``_``) pass straight through.
 from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
+from contextlib import AbstractAsyncContextManager
 from typing import Any
 
 import msgspec
@@ -103,6 +104,10 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
     def change_signal(self) -> ChangeSignal | None:
         """The store underneath's push for the change log."""
         return self.inner.change_signal()
+
+    def transaction(self) -> AbstractAsyncContextManager[None]:
+        """The store underneath's transaction (claims of unique values join it)."""
+        return self.inner.transaction()
 
     async def _schema(self, collection: str) -> CollectionSchema | None:
         if not is_user_collection(collection):

@@ -46,6 +46,8 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
     """Seconds a scheduled job may take before it is cancelled and logged as timed out."""
     max_mail: int = 1_000
     """Most messages one ``POST /mail`` may carry (413 above it)."""
+    batch: int = 100
+    """Most requests one ``POST /batch`` may carry (413 above it; ``docs/batch.md``)."""
     rate_window: float = 60.0
     """Seconds of one rate-limit window (``docs/security.md``)."""
     rate_per_key: int = 0

@@ -7,6 +7,8 @@ deleted ids (a ``delete``) under ``"0"``, ``"1"``, ..., and ``"event"``::
      "event": {"db": "docbase", "collection": "people", "method": "POST",
                "payload": ["<the ids written>"]}}
 
+A write of a ``POST /batch`` adds ``"batch": "<the batch id>"`` to ``"event"``.
+
 Headers: ``X-Docbase-Delivery`` (the change's sequence number, the same on every retry:
 deliveries are at least once, a receiver drops repeats by it), ``X-Docbase-Timestamp``
 (Unix seconds) and ``X-Docbase-Signature: sha256=<hex>``, the HMAC-SHA256 with the
@@ -35,6 +37,8 @@ def webhook_body(database: str, change: Change) -> bytes:
     body: dict[str, Any] = {str(n): item for n, item in enumerate(items)}
     body["event"] = {"db": database, "collection": change.collection,
                      "method": change.method, "payload": list(change.ids)}
+    if change.batch is not None:
+        body["event"]["batch"] = change.batch
     return msgspec.json.encode(body)
 
 

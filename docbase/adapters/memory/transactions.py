@@ -1,0 +1,92 @@
+"""Transactions of the memory store: an undo log, one transaction at a time.
+
+:meth:`MemoryTransactions.transaction` takes the store's write turn for the whole
+block and records, before each write of the block, the documents it is about to change
+(or their absence); a block that raises puts every one of them back. Writes of other
+tasks wait for the turn, so none lands between a block's writes and its rollback.
+Reads are not held back: another task may read what a block has written before it
+commits (the memory store is for tests and embedding, one process).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import AsyncIterator, Iterable
+from contextvars import ContextVar
+from typing import Any
+
+from docbase.core.documents import Document
+
+
+class UndoLog:
+    """What a transaction's writes replaced: each ``(collection, id)``'s earlier document."""
+
+    __slots__ = ("before", "open")
+
+    def __init__(self) -> None:
+        self.before: dict[tuple[str, str], Document | None] = {}
+        self.open = True
+
+
+_running: ContextVar[tuple[Any, UndoLog] | None] = ContextVar("docbase_memory_transaction",
+                                                               default=None)
+
+
+class MemoryTransactions:
+    """The transaction of :class:`~docbase.adapters.memory.MemoryDocumentStore`."""
+
+    _collections: dict[str, dict[str, Document]]
+
+    def __init__(self) -> None:
+        self._turn = asyncio.Lock()
+
+    def _log(self) -> UndoLog | None:
+        running = _running.get()
+        if running is None or running[0] is not self or not running[1].open:
+            return None
+        return running[1]
+
+    @contextlib.asynccontextmanager
+    async def _writing(self) -> AsyncIterator[None]:
+        """Wait for the write turn unless this task's transaction holds it."""
+        if self._log() is not None or not self._turn.locked():
+            yield
+            return
+        async with self._turn:
+            yield
+
+    def _touch(self, collection: str, ids: Iterable[str]) -> None:
+        """Remember what ``ids`` of ``collection`` hold, before a write changes them."""
+        log = self._log()
+        if log is None:
+            return
+        stored = self._collections.get(collection, {})
+        for document_id in ids:
+            log.before.setdefault((collection, document_id), stored.get(document_id))
+
+    @contextlib.asynccontextmanager
+    async def transaction(self) -> AsyncIterator[None]:
+        """See :meth:`~docbase.core.ports.DocumentStore.transaction`."""
+        if self._log() is not None:  # joins the running one
+            yield
+            return
+        async with self._turn:
+            log = UndoLog()
+            token = _running.set((self, log))
+            try:
+                yield
+            except BaseException:
+                self._undo(log)
+                raise
+            finally:
+                log.open = False
+                _running.reset(token)
+
+    def _undo(self, log: UndoLog) -> None:
+        for (collection, document_id), document in log.before.items():
+            target = self._collections.setdefault(collection, {})
+            if document is None:
+                target.pop(document_id, None)
+            else:
+                target[document_id] = document

@@ -1,0 +1,187 @@
+"""A transaction held open across several store operations (``DocumentStore.transaction``).
+
+A store operation is *work*, a function of a synchronous ``Connection`` (see
+:mod:`.executor_port`); outside a transaction each runs in a transaction of its own.
+Inside :meth:`SqlBackend.transaction <.backend.SqlBackend.transaction>` every work of
+the task runs on one connection, in one transaction, held here until the block ends:
+
+- :class:`ThreadHeld`, a synchronous engine (SQLite): the connection lives on a thread of
+  its own, which runs each work; on a SQLite file it first takes the file's write lock
+  the way the group-commit writer does (:func:`.group_commit.take_write_lock`), so the
+  process's other writes wait for the commit, and nothing else writes meanwhile;
+- :class:`AsyncHeld`, an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (PostgreSQL): an
+  ``AsyncConnection`` whose ``run_sync`` runs each work; rows it writes stay locked
+  until the commit.
+
+Each work keeps the bound of one operation (``limits.query_timeout``) and runs in a
+savepoint of its own, so that a work that fails (a unique claim taken, a version
+mismatch) is undone alone, as it would be outside, and the block may go on.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+from collections.abc import Callable
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AbstractContextManager
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+
+import sqlalchemy as sa
+
+if TYPE_CHECKING:
+    from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
+
+T = TypeVar("T")
+Work = Callable[[sa.Connection], T]
+Bounded = Callable[[sa.Connection], AbstractContextManager[Any]]
+RolledBack = Callable[[sa.Connection], None]
+_SAVEPOINT = "SAVEPOINT docbase_operation"
+_ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
+
+
+def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
+                  rolled_back: RolledBack) -> T:
+    """Run ``work`` in a savepoint: a failing one is undone alone, the block goes on.
+
+    Without it PostgreSQL would refuse every later statement of the transaction. The
+    savepoint has one name, sent to the driver as it is, so that PostgreSQL prepares its
+    statements once per connection (SQLAlchemy's numbered savepoints were prepared anew
+    each time), and is not released: the next one of the same name hides it, and
+    ``ROLLBACK TO`` goes back to the latest, so a work costs one round trip more, not
+    two. ``rolled_back`` is told, as SQLAlchemy does not see it.
+    """
+    with bounded(conn):
+        conn.exec_driver_sql(_SAVEPOINT)
+        try:
+            result = work(conn)
+        except BaseException:
+            conn.exec_driver_sql(_ROLLBACK)
+            rolled_back(conn)
+            raise
+        return result  # left unreleased: a later one of the same name hides it
+
+
+class Held(Protocol):
+    """A transaction held open: run work in it, then commit or roll it back."""
+
+    done: bool
+    """Set once it finished: a task started inside the block and still running after
+    it runs its work the usual way."""
+    direct: Any
+    """The asyncpg connection under the transaction (PostgreSQL), else ``None``: the
+    short writes of :mod:`.pg_inserts` run on it, in the transaction."""
+
+    async def run(self, work: Work[T]) -> T:
+        """Run ``work`` in the held transaction."""
+
+    async def finish(self, *, commit: bool) -> None:
+        """Commit (or roll back) and release the connection."""
+
+
+class ThreadHeld:
+    """A synchronous engine's connection in a transaction, on a thread of its own."""
+
+    def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
+                 bounded: Bounded, rolled_back: RolledBack,
+                 release: Callable[[], None] = lambda: None) -> None:
+        """``begin`` starts the transaction on the connection; ``release`` runs at the end."""
+        self.engine, self._begin, self._bounded, self._release = engine, begin, bounded, release
+        self._rolled_back = rolled_back
+        self._thread = ThreadPoolExecutor(1, thread_name_prefix="docbase-sql-transaction")
+        self._conn: sa.Connection | None = None
+        self._transaction: Any = None
+        self.done = False
+        self.direct: Any = None
+
+    async def start(self) -> ThreadHeld:
+        """Connect and begin (on SQLite files, once the write lock is had)."""
+        try:
+            await self._call(self._open)
+        except BaseException:
+            self._thread.shutdown(wait=False)
+            self._release()
+            raise
+        return self
+
+    def _open(self) -> None:
+        self._conn = self.engine.connect()
+        try:
+            self._transaction = self._begin(self._conn)
+        except BaseException:
+            self._conn.close()
+            raise
+
+    async def _call(self, function: Callable[..., T], *args: Any) -> T:
+        return await asyncio.get_running_loop().run_in_executor(self._thread, function, *args)
+
+    def _work(self, work: Work[T]) -> T:
+        assert self._conn is not None
+        return _in_savepoint(self._conn, self._bounded, work, self._rolled_back)
+
+    async def run(self, work: Work[T]) -> T:
+        """See :meth:`Held.run`."""
+        return await self._call(self._work, work)
+
+    def _end(self, commit: bool) -> None:
+        assert self._conn is not None
+        try:
+            if commit:
+                self._transaction.commit()
+            else:
+                self._transaction.rollback()
+        finally:
+            self._conn.close()
+
+    async def finish(self, *, commit: bool) -> None:
+        """See :meth:`Held.finish`."""
+        self.done = True
+        try:
+            await self._call(self._end, commit)
+        finally:
+            self._thread.shutdown(wait=False)
+            self._release()
+
+
+class AsyncHeld:
+    """An :class:`AsyncEngine`'s connection in a transaction."""
+
+    def __init__(self, engine: AsyncEngine, bounded: Bounded, rolled_back: RolledBack) -> None:
+        self.engine, self._bounded, self._rolled_back = engine, bounded, rolled_back
+        self._conn: AsyncConnection | None = None
+        self.done = False
+        self.direct: Any = None
+
+    async def start(self) -> AsyncHeld:
+        """Connect and begin."""
+        self._conn = await self.engine.connect()
+        try:
+            await self._conn.begin()
+            await self._conn.exec_driver_sql("SELECT 1")  # the driver's BEGIN, sent now
+            raw = await self._conn.get_raw_connection()
+            self.direct = raw.driver_connection
+        except BaseException:
+            await self._conn.close()
+            raise
+        return self
+
+    def _work(self, conn: sa.Connection, work: Work[T]) -> T:
+        return _in_savepoint(conn, self._bounded, work, self._rolled_back)
+
+    async def run(self, work: Work[T]) -> T:
+        """See :meth:`Held.run`."""
+        assert self._conn is not None
+        return await self._conn.run_sync(self._work, work)
+
+    async def finish(self, *, commit: bool) -> None:
+        """See :meth:`Held.finish`."""
+        assert self._conn is not None
+        self.done = True
+        try:
+            if commit:
+                await self._conn.commit()
+            else:
+                with contextlib.suppress(Exception):  # a broken connection rolled back
+                    await self._conn.rollback()
+        finally:
+            await self._conn.close()

@@ -1,0 +1,101 @@
+"""``async with db.batch() as batch:`` on every store: the library's atomic batches.
+
+The writes of the block pass the pipeline as they would alone; a block that raises
+stores and publishes nothing; one that ends publishes its events after commit, each
+carrying the batch id. ``atomic=False`` only tags. MongoDB refuses an atomic block.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from typing import Any
+
+import pytest
+
+from docbase import Database, TransactionsUnsupported, ValidationFailed
+from docbase.core.events import ChangeEvent
+from docbase.core.schema import parse_schema
+
+
+@pytest.fixture
+async def db(stores: Any) -> AsyncIterator[Database]:
+    database = Database(*stores, name="main")
+    await database.schemas.put(parse_schema("stock", {"fields": [
+        {"name": "sku", "type": "text", "unique": True},
+        {"name": "left", "type": "number", "min": 0}]}))
+    async with database:
+        yield database
+
+
+def transactional(db: Database) -> None:
+    if "Mongo" in type(db.store).__name__:
+        pytest.skip("no transactions on this MongoDB server")
+
+
+def recorded(db: Database) -> list[ChangeEvent]:
+    events: list[ChangeEvent] = []
+
+    async def keep(event: ChangeEvent) -> None:
+        events.append(event)
+
+    db.changes.subscribe(keep)
+    return events
+
+
+async def count(db: Database, name: str) -> int:
+    return len(await db.collection(name).find())
+
+
+async def test_a_block_commits_its_writes_and_then_publishes_them(db: Database) -> None:
+    transactional(db)
+    events = recorded(db)
+    async with db.batch() as batch:
+        order = await db.collection("orders").insert({"customer": "ann"})
+        await db.collection("orders").children(order["_id"], "lines").insert(
+            {"sku": "tea", "order": order["_id"]})
+        await db.collection("stock").insert({"sku": "tea", "left": 9})
+        assert events == []  # held until the commit
+    assert [e.collection for e in events] == ["orders", "lines", "stock"]
+    assert {e.batch for e in events} == {batch.batch_id}
+    assert await count(db, "orders") == await count(db, "stock") == 1
+
+
+async def test_a_block_that_raises_stores_and_publishes_nothing(db: Database) -> None:
+    transactional(db)
+    await db.collection("stock").insert({"sku": "tea", "left": 9})
+    events = recorded(db)
+
+    async def refused() -> None:
+        async with db.batch():
+            await db.collection("orders").insert({"customer": "ann"})
+            await db.collection("stock").insert({"sku": "cake", "left": 1})
+            await db.collection("stock").insert({"sku": "tea", "left": -1})  # refused
+
+    with pytest.raises(ValidationFailed):
+        await refused()
+    assert events == []
+    assert await count(db, "orders") == 0
+    assert [d["sku"] for d in await db.collection("stock").find()] == ["tea"]
+    await db.collection("stock").insert({"sku": "cake", "left": 2})  # its claim released
+
+
+async def test_a_block_that_is_not_atomic_keeps_what_it_wrote(db: Database) -> None:
+    events = recorded(db)
+
+    async def half() -> None:
+        async with db.batch(atomic=False) as batch:
+            await db.collection("orders").insert({"customer": "ann"})
+            assert [e.batch for e in events] == [batch.batch_id]  # published at once
+            raise RuntimeError("stop")
+
+    with pytest.raises(RuntimeError):
+        await half()
+    assert await count(db, "orders") == 1
+
+
+async def test_mongodb_refuses_an_atomic_block(db: Database) -> None:
+    if "Mongo" not in type(db.store).__name__:
+        pytest.skip("the other stores have transactions")
+    with pytest.raises(TransactionsUnsupported, match="MongoDB"):
+        async with db.batch():
+            pass

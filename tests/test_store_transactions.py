@@ -1,0 +1,112 @@
+"""``DocumentStore.transaction()`` on every store: all or nothing, read your own writes.
+
+MongoDB (the wire server has no transactions) refuses it with
+``TransactionsUnsupported`` before anything runs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextvars
+from typing import Any
+
+import pytest
+
+from docbase.core.documents import new_document
+from docbase.core.errors import Conflict, TransactionsUnsupported
+from docbase.core.query import Query
+from docbase.core.update import SetOp, Update
+
+
+class Undo(Exception):
+    """Raised inside a block to roll it back."""
+
+
+def doc(**fields: Any) -> dict[str, Any]:
+    return new_document(fields, "api")
+
+
+async def ids(store: Any, collection: str) -> set[str]:
+    return {d["_id"] for d in await store.find(collection, Query(limit=None))}
+
+
+def transactional(store: Any) -> None:
+    if "Mongo" in type(store).__name__:
+        pytest.skip("no transactions on this MongoDB server (test below)")
+
+
+async def test_a_block_commits_every_write_together(store: Any) -> None:
+    transactional(store)
+    kept = doc(n=1)
+    await store.insert("t", [kept])
+    first, second = doc(n=2), doc(n=3)
+    async with store.transaction():
+        await store.insert("t", [first])
+        await store.insert("u", [second])
+        await store.update("t", kept["_id"], Update((SetOp(("n",), 9),)), stamp={})
+        assert (await store.get("t", first["_id"]))["n"] == 2  # its own write, read back
+        assert await store.delete("t", [first["_id"]]) == [first["_id"]]
+    assert await ids(store, "t") == {kept["_id"]}
+    assert await ids(store, "u") == {second["_id"]}
+    assert (await store.get("t", kept["_id"]))["n"] == 9
+
+
+async def test_a_block_that_raises_leaves_nothing_behind(store: Any) -> None:
+    transactional(store)
+    kept = doc(n=1)
+    await store.insert("t", [kept])
+
+    async def undone() -> None:
+        async with store.transaction():
+            await store.insert("t", [doc(n=2)])
+            await store.insert("new_collection", [doc(n=3)])
+            await store.update("t", kept["_id"], Update((SetOp(("n",), 9),)), stamp={})
+            await store.delete("t", [kept["_id"]])
+            raise Undo
+
+    with pytest.raises(Undo):
+        await undone()
+    assert await ids(store, "t") == {kept["_id"]}
+    assert (await store.get("t", kept["_id"]))["n"] == 1
+    assert await ids(store, "new_collection") == set()
+    await store.insert("new_collection", [doc(n=4)])  # usable after the rollback
+    assert len(await ids(store, "new_collection")) == 1
+
+
+async def test_a_failed_operation_inside_a_block_is_undone_alone(store: Any) -> None:
+    transactional(store)
+    kept = doc(n=1)
+    await store.insert("t", [kept])
+    async with store.transaction():
+        added = doc(n=2)
+        await store.insert("t", [added])
+        with pytest.raises(Conflict):
+            await store.insert("t", [doc(n=3), kept])  # a taken _id: neither is stored
+        await store.insert("t", [doc(n=4)])
+    assert len(await ids(store, "t")) == 3
+
+
+async def test_another_task_does_not_write_inside_a_block(store: Any) -> None:
+    transactional(store)
+    others: list[asyncio.Task[None]] = []
+
+    async def undone() -> None:
+        async with store.transaction():
+            await store.insert("t", [doc(n=1)])
+            others.append(asyncio.create_task(store.insert("t", [doc(n=2)]),
+                                              context=contextvars.Context()))  # not inside
+            await asyncio.sleep(0.05)  # the other task may wait for the block, or not
+            raise Undo
+
+    with pytest.raises(Undo):
+        await undone()
+    await others[0]
+    assert len(await ids(store, "t")) == 1  # the other task's write, not the block's
+
+
+async def test_mongodb_refuses_a_transaction(store: Any) -> None:
+    if "Mongo" not in type(store).__name__:
+        pytest.skip("the other stores have transactions")
+    with pytest.raises(TransactionsUnsupported):
+        store.transaction()
+    assert await ids(store, "t") == set()
