@@ -29,19 +29,22 @@ from tests.backends import mongo_server, mongo_url, postgresql_schema
 PATTERN = "(a|aa)+$"
 """Backtracks on ``a...a!`` in Fibonacci time: each ``a`` more costs about 1.6 times."""
 BUDGET = 0.5
-DOCUMENTS = 300
+DOCUMENTS = 3000
+HANG = 10.0
+"""Seconds past the budget that only a missing bound explains: unbounded, the find
+matches DOCUMENTS x at least 10 ms = 30 s or more (a deadline only a hang misses,
+docs/testing.md)."""
 
 
 def slow_victim() -> str:
-    """A text on which :data:`PATTERN` takes 10 to 40 ms here (under the 50 ms limit)."""
+    """A text on which :data:`PATTERN` takes at least 10 ms (under the 50 ms limit of
+    one value, unless the machine is loaded: then the value's own limit stops it)."""
     compiled = compiled_regex(PATTERN, "")
     for length in range(10, 60):
         text = "a" * length + "!"
         started = time.perf_counter()
         compiled.search(text)
-        took = time.perf_counter() - started
-        if took >= 0.01:
-            assert took < 0.045, f"no length lands between 10 and 45 ms (got {took:.3f} s)"
+        if time.perf_counter() - started >= 0.01:
             return text
     raise AssertionError("the pattern never took 10 ms")
 
@@ -55,13 +58,13 @@ async def test_regex_over_many_documents_stops_at_the_query_timeout(
     victim = slow_victim()
     async with db:
         people = db.collection("people")
-        await people.insert_many([{"s": victim} for _ in range(DOCUMENTS)])
+        for _ in range(0, DOCUMENTS, 500):  # a bulk insert holds at most 1,000
+            await people.insert_many([{"s": victim} for _ in range(500)])
         started = time.monotonic()
         with pytest.raises(QueryTimeout):
             await people.find({"s": {"$regex": PATTERN}})
         took = time.monotonic() - started
-    # unbounded, this is DOCUMENTS x at least 10 ms = 3 s or more
-    assert took < BUDGET + 1.5, took
+    assert took < BUDGET + HANG, took
 
 
 async def test_sqlite_statement_is_interrupted_at_the_query_timeout(tmp_path: Path) -> None:
@@ -73,7 +76,7 @@ async def test_sqlite_statement_is_interrupted_at_the_query_timeout(tmp_path: Pa
         with pytest.raises(QueryTimeout):
             await store.backend.run(lambda conn: conn.exec_driver_sql(endless).scalar(),
                                     write=False)
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < HANG  # unbounded, it never ends
         # the connection is fine afterwards: the next statement runs unhindered
         assert await store.backend.run(
             lambda conn: conn.exec_driver_sql("SELECT 1").scalar(), write=False) == 1
@@ -96,9 +99,9 @@ async def test_postgresql_sessions_carry_the_query_timeout() -> None:
             started = time.monotonic()
             with pytest.raises(QueryTimeout):
                 await store.backend.run(
-                    lambda conn: conn.exec_driver_sql("SELECT pg_sleep(5)").scalar(),
+                    lambda conn: conn.exec_driver_sql("SELECT pg_sleep(60)").scalar(),
                     write=False)
-            assert time.monotonic() - started < 3
+            assert time.monotonic() - started < HANG  # unbounded, it never ends
 
 
 class FindCommands(monitoring.CommandListener):
