@@ -104,6 +104,17 @@ def mongo_server() -> tuple[str, bool]:
     return _mongo_server["server"].url, True
 
 
+def stop_mongo_server() -> None:
+    """Stop this process's wire server, if it started one (at the end of the session).
+
+    ``atexit`` alone is not enough: an xdist worker ends with ``os._exit``, which runs no
+    exit handlers, and each run left its workers' servers behind (300 MB each).
+    """
+    server = _mongo_server.pop("server", None)
+    if server is not None:
+        server.stop()
+
+
 def mongo_url(base: str, database: str) -> str:
     """``base`` with its path (the database) replaced by ``database``."""
     import urllib.parse

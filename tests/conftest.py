@@ -32,7 +32,7 @@ def _return_large_buffers_to_the_system() -> None:
 
 _return_large_buffers_to_the_system()
 
-from tests.backends import BACKENDS  # noqa: E402
+from tests.backends import BACKENDS, stop_mongo_server  # noqa: E402
 from tests.served_engines import ENGINES, engine_storage, postgresql_storage  # noqa: E402
 from tests.test_serve_harness import Served, serving  # noqa: E402
 
@@ -57,6 +57,11 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if any(definition.scope in _SHARED_SCOPES
                for definitions in info.name2fixturedefs.values() for definition in definitions):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    """Stop the Mongo wire server this process started (``stop_mongo_server``)."""
+    stop_mongo_server()
 
 
 @pytest.fixture(params=[pytest.param(name, marks=[_MARKS[name]] if name in _MARKS else [])
