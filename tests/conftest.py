@@ -130,5 +130,5 @@ if _MEMORY_LOG:
         after = _resident_bytes()
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
         with open(_MEMORY_LOG, "a") as log:
-            log.write(f"{worker}\t{before >> 20}\t{after >> 20}\t{(after - before) >> 20}"
+            log.write(f"{worker}\t{before >> 10}\t{after >> 10}\t{(after - before) >> 10}"
                       f"\t{item.nodeid}\n")
