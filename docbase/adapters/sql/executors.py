@@ -12,9 +12,8 @@ else asks what the engine is:
   without filter or sort go straight through asyncpg (:mod:`.pg_point_reads`), their
   statements compiled once (:class:`~.driver_rows.DriverStatements`).
 - :class:`ThreadExecutor`, a synchronous :class:`~sqlalchemy.Engine` (what
-  ``from_url`` builds for SQLite): the work runs in a worker thread, so that a whole
-  operation costs one hop between the event loop and a thread rather than several per
-  statement; rows are read on the driver (:mod:`.driver_rows`).
+  ``from_url`` builds for SQLite): the work runs in a worker thread (one hop per
+  operation, not per statement); rows are read on the driver (:mod:`.driver_rows`).
 - :class:`SqliteFileExecutor`, a SQLite file: as :class:`ThreadExecutor`, with writes
   committed in groups by one writer thread (:mod:`.group_commit`) and short reads
   answered on the event loop's thread when SQLite can at once (:mod:`.loop_reads`).
@@ -206,13 +205,14 @@ class ThreadExecutor(_Bounds):
 
     async def close(self) -> None:
         """See :meth:`Executor.close`."""
-        self._stop_threads()
+        await self._stop_threads()
         self.engine.dispose()
 
-    def _stop_threads(self) -> None:
-        if self._threads is not None:
-            self._threads.shutdown(wait=False)
-            self._threads = None
+    async def _stop_threads(self) -> None:
+        # joined off the loop: a thread that handed back its answer still holds the work
+        threads, self._threads = self._threads, None  # (and the store) till its call returns
+        if threads is not None:
+            await asyncio.to_thread(threads.shutdown, wait=True)
 
 
 class SqliteFileExecutor(ThreadExecutor):
@@ -268,7 +268,7 @@ class SqliteFileExecutor(ThreadExecutor):
 
     async def close(self) -> None:
         """See :meth:`Executor.close` (in the order the parts were stopped before)."""
-        self._stop_threads()
+        await self._stop_threads()
         self.loop_reader.close()
         self._writer.close()
         self.engine.dispose()
