@@ -22,7 +22,7 @@ import docbase
 from docbase.core.auth import create_key
 from docbase.testing.loopback import free_port
 from docbase.testing.mongo_wire import node_available, start_mongo_wire_server
-from tests.backends import service_missing
+from tests.backends import mongo_url, service_missing
 from tests.private_postgresql import private_postgresql
 from tests.test_serve_harness import Served, launch
 
@@ -103,8 +103,8 @@ async def test_killed_mongo_wire_server_answers_503_then_the_same_server_recover
     if not node_available():
         service_missing("the Mongo wire test server needs Node.js")
     port = free_port()
-    url = f"mongodb://127.0.0.1:{port}/outage"
     wire = await asyncio.to_thread(start_mongo_wire_server, port=port)
+    url = mongo_url(wire.url, "outage")
     try:
         served = await asyncio.to_thread(launch, tmp_path, "--storage", url)
         try:

@@ -80,8 +80,15 @@ class MongoConnection(AsyncResource):
         connection closed, so no request waits longer. A ``query`` past it is a
         ``QueryTimeout`` (400), any other operation a ``BackendError`` (503): a write
         by ``_id`` that gets no answer says nothing about the request.
+
+        While the client knows no server that answers (before the first reply, after
+        one was lost), the bound is at most the URL's ``serverSelectionTimeoutMS``: under
+        a client-side timeout pymongo waits the whole of it for a server instead.
         """
-        with pymongo.timeout(self.query_timeout), translated(action, query=query):
+        bound = self.query_timeout
+        if not self._client.topology_description.has_writable_server():
+            bound = min(bound, self._client.options.server_selection_timeout)
+        with pymongo.timeout(bound), translated(action, query=query):
             yield
 
     def _collection(self, name: str) -> AsyncCollection[Raw]:
