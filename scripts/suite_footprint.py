@@ -1,0 +1,145 @@
+"""Run a command (by default the README's test command) and report what it cost.
+
+The suite keeps three figures that ``pytest`` does not print (docs/testing.md): the
+wall time of the README's command, the peak memory of the whole run (every worker, the
+Mongo wire servers, the served ``docbase`` processes and Chromium together) and the
+time from the summary line to the process's exit. This script starts the command in a
+new process group, samples its processes (descendants and group) twice a second from
+``/proc``, passes the command's output through, then prints::
+
+    wall 652.1 s; summary line at 640.3 s, exit 0.4 s after it
+    peak memory of the process tree: 1,254 MiB resident (sum of RSS), 1,101 MiB PSS
+
+RSS counts a page shared by two processes twice; PSS divides it between them, so the
+sum of PSS is the tree's real share of the machine. Linux only (``/proc``).
+
+    python3 scripts/suite_footprint.py                     # README's command, in .
+    CI=true python3 scripts/suite_footprint.py -- .venv/bin/python -m pytest tests/test_ids.py
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import signal
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+SUMMARY = re.compile(rb"^(=+ )?[^=]*\b(passed|failed|errors?|no tests ran)\b.* in [0-9.]+s")
+
+
+def readme_command() -> str:
+    """The bash block after ``<!-- test-command -->`` in README.md (as ``.ci/run`` reads it)."""
+    lines = (ROOT / "README.md").read_text(encoding="utf-8").splitlines()
+    start = lines.index("<!-- test-command -->")
+    block: list[str] = []
+    for line in lines[start + 1:]:
+        if line.startswith("```bash"):
+            continue
+        if line.startswith("```"):
+            break
+        block.append(line)
+    return "\n".join(block)
+
+
+def tree(root: int) -> list[int]:
+    """``root`` and its descendants, and any process of its process group.
+
+    Both, because a test may start a server in a session of its own (to kill its whole
+    group), and a process whose parent died leaves the tree but not the group.
+    """
+    parents: dict[int, int] = {}
+    members = {root}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = Path(entry.path, "stat").read_bytes()
+        except OSError:
+            continue
+        fields = stat[stat.rindex(b")") + 2:].split()  # state, ppid, pgrp, ...
+        pid = int(entry.name)
+        parents[pid] = int(fields[1])
+        if int(fields[2]) == root:
+            members.add(pid)
+    changed = True
+    while changed:
+        grown = {pid for pid, parent in parents.items() if parent in members}
+        changed = not grown <= members
+        members |= grown
+    return sorted(members)
+
+
+def memory_kib(pid: int) -> tuple[int, int]:
+    """``(rss, pss)`` of ``pid`` in KiB, zeros if it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/smaps_rollup").read_text(encoding="ascii")
+    except OSError:
+        return 0, 0
+    values = dict(re.findall(r"^(Rss|Pss):\s+(\d+) kB", text, re.MULTILINE))
+    return int(values.get("Rss", 0)), int(values.get("Pss", 0))
+
+
+class Sampler(threading.Thread):
+    """Samples the memory of the command's processes until told to stop, keeping peaks."""
+
+    def __init__(self, group: int, every: float) -> None:
+        super().__init__(daemon=True)
+        self.group, self.every = group, every
+        self.peak_rss = self.peak_pss = self.peak_processes = 0
+        self.stopped = threading.Event()
+
+    def run(self) -> None:
+        """Sample until :attr:`stopped` is set."""
+        while not self.stopped.wait(self.every):
+            pids = tree(self.group)
+            sizes = [memory_kib(pid) for pid in pids]
+            self.peak_rss = max(self.peak_rss, sum(rss for rss, _ in sizes))
+            self.peak_pss = max(self.peak_pss, sum(pss for _, pss in sizes))
+            self.peak_processes = max(self.peak_processes, len(pids))
+
+
+def main() -> int:
+    """Run the command, pass its output through, print the figures; its exit status."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--every", type=float, default=0.5, help="seconds between samples")
+    parser.add_argument("command", nargs="*", help="the command (default: README's)")
+    args = parser.parse_args()
+    command = " ".join(args.command) if args.command else readme_command()
+    print(f"+ {command}", flush=True)
+    started = time.monotonic()
+    process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, start_new_session=True)
+    sampler = Sampler(process.pid, args.every)
+    sampler.start()
+    summary_at: float | None = None
+    assert process.stdout is not None
+    try:
+        for line in process.stdout:
+            sys.stdout.buffer.write(line)
+            sys.stdout.buffer.flush()
+            if summary_at is None and SUMMARY.match(line.strip()):
+                summary_at = time.monotonic() - started
+        status = process.wait()
+    except KeyboardInterrupt:
+        os.killpg(process.pid, signal.SIGTERM)
+        status = process.wait()
+    wall = time.monotonic() - started
+    sampler.stopped.set()
+    sampler.join()
+    after = "no summary line seen" if summary_at is None else (
+        f"summary line at {summary_at:.1f} s, exit {wall - summary_at:.1f} s after it")
+    print(f"\nwall {wall:.1f} s; {after}; exit status {status}")
+    print(f"peak memory of the process tree: {sampler.peak_rss / 1024:,.0f} MiB resident "
+          f"(sum of RSS), {sampler.peak_pss / 1024:,.0f} MiB PSS; "
+          f"at most {sampler.peak_processes} processes")
+    return status
+
+
+if __name__ == "__main__":
+    sys.exit(main())
