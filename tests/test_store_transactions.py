@@ -104,6 +104,25 @@ async def test_another_task_does_not_write_inside_a_block(store: Any) -> None:
     assert len(await ids(store, "t")) == 1  # the other task's write, not the block's
 
 
+async def test_another_task_does_not_read_what_a_block_has_not_committed(store: Any) -> None:
+    transactional(store)
+    kept = doc(n=1)
+    await store.insert("t", [kept])
+    seen: list[asyncio.Task[set[str]]] = []
+
+    async def undone() -> None:
+        async with store.transaction():
+            await store.insert("t", [doc(n=2)])
+            await store.delete("t", [kept["_id"]])
+            seen.append(asyncio.create_task(ids(store, "t"), context=contextvars.Context()))
+            await asyncio.sleep(0.05)  # the reader may wait for the block, or not
+            raise Undo
+
+    with pytest.raises(Undo):
+        await undone()
+    assert await seen[0] == {kept["_id"]}  # neither the insert nor the delete showed
+
+
 async def test_mongodb_refuses_a_transaction(store: Any) -> None:
     if "Mongo" not in type(store).__name__:
         pytest.skip("the other stores have transactions")

@@ -80,7 +80,7 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def insert(self, collection: str, documents: Sequence[Document]) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.insert`."""
-        async with self._writing():
+        async with self._in_turn():
             self._insert(collection, documents)
 
     def _insert(self, collection: str, documents: Sequence[Document]) -> None:
@@ -97,20 +97,23 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def get(self, collection: str, document_id: str) -> Document:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.get`."""
-        document = self._collections.get(collection, {}).get(document_id)
+        async with self._in_turn():
+            document = self._collections.get(collection, {}).get(document_id)
         if document is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         return _copy(document)
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.find`."""
-        with within(self.query_timeout):
-            return evaluate.run_query(self._documents(collection), query)
+        async with self._in_turn():
+            with within(self.query_timeout):
+                return evaluate.run_query(self._documents(collection), query)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.count`."""
-        with within(self.query_timeout):
-            return evaluate.count(self._documents(collection), filter)
+        async with self._in_turn():
+            with within(self.query_timeout):
+                return evaluate.count(self._documents(collection), filter)
 
     async def aggregate(
         self,
@@ -120,8 +123,10 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
         aggregates: Sequence[Aggregate],
     ) -> list[AggregateRow]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
-        with within(self.query_timeout):
-            matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
+        async with self._in_turn():
+            with within(self.query_timeout):
+                matching = [d for d in self._documents(collection)
+                            if evaluate.matches(filter, d)]
         rows = grouping.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
 
@@ -135,7 +140,7 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
         expected_version: int | None = None,
     ) -> Document:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.update`."""
-        async with self._writing():
+        async with self._in_turn():
             return self._update(collection, document_id, update, stamp, expected_version)
 
     def _update(self, collection: str, document_id: str, update: Update,
@@ -151,7 +156,7 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_all`."""
-        async with self._writing():
+        async with self._in_turn():
             return self._delete_all(deletions)
 
     def _delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
@@ -169,7 +174,7 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def delete_where(self, collection: str, filter: Filter) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.delete_where`."""
-        async with self._writing():
+        async with self._in_turn():
             target = self._collections.get(collection, {})
             with within(self.query_timeout):
                 doomed = [i for i, d in target.items() if evaluate.matches(filter, d)]
@@ -184,7 +189,8 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def collections(self) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.collections`."""
-        return sorted(name for name, docs in self._collections.items() if docs)
+        async with self._in_turn():
+            return sorted(name for name, docs in self._collections.items() if docs)
 
     async def drop(self, collection: str) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.drop`."""

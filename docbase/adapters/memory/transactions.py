@@ -2,10 +2,11 @@
 
 :meth:`MemoryTransactions.transaction` takes the store's write turn for the whole
 block and records, before each write of the block, the documents it is about to change
-(or their absence); a block that raises puts every one of them back. Writes of other
-tasks wait for the turn, so none lands between a block's writes and its rollback.
-Reads are not held back: another task may read what a block has written before it
-commits (the memory store is for tests and embedding, one process).
+(or their absence); a block that raises puts every one of them back. The operations of
+other tasks, reads too, wait for the turn: no write lands between a block's writes and
+its rollback, and no reader sees what a block has not committed (as on the SQL stores).
+Outside a block no operation waits: each one runs without awaiting, so none sees
+another half done.
 """
 
 from __future__ import annotations
@@ -48,8 +49,8 @@ class MemoryTransactions:
         return running[1]
 
     @contextlib.asynccontextmanager
-    async def _writing(self) -> AsyncIterator[None]:
-        """Wait for the write turn unless this task's transaction holds it."""
+    async def _in_turn(self) -> AsyncIterator[None]:
+        """Wait for a running block to end, unless it is this task's."""
         if self._log() is not None or not self._turn.locked():
             yield
             return
