@@ -86,6 +86,33 @@ async def test_a_failed_operation_inside_a_block_is_undone_alone(store: Any) -> 
     assert len(await ids(store, "t")) == 3
 
 
+async def test_a_block_inside_a_block_that_raises_undoes_only_its_own_writes(
+        store: Any) -> None:
+    transactional(store)
+    kept, outer, inner = doc(n=1), doc(n=2), doc(n=3)
+    await store.insert("t", [kept])
+
+    async def undone() -> None:
+        async with store.transaction():
+            await store.insert("t", [inner])
+            await store.update("t", kept["_id"], Update((SetOp(("n",), 9),)), stamp={})
+            await store.delete("t", [outer["_id"]])
+            await store.insert("inner_only", [doc(n=4)])
+            raise Undo
+
+    async with store.transaction():
+        await store.insert("t", [outer])
+        await store.update("t", kept["_id"], Update((SetOp(("n",), 5),)), stamp={})
+        with pytest.raises(Undo):
+            await undone()
+        assert await ids(store, "t") == {kept["_id"], outer["_id"]}
+        assert (await store.get("t", kept["_id"]))["n"] == 5
+        await store.insert("t", [doc(n=6)])  # the outer block goes on
+    assert len(await ids(store, "t")) == 3
+    assert (await store.get("t", kept["_id"]))["n"] == 5
+    assert await ids(store, "inner_only") == set()
+
+
 async def test_another_task_does_not_write_inside_a_block(store: Any) -> None:
     transactional(store)
     others: list[asyncio.Task[None]] = []

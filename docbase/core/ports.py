@@ -69,7 +69,8 @@ class DocumentStore(Protocol):
         task (and of tasks it starts meanwhile) read what the block wrote; other tasks
         see none of it before the commit, and their writes to what the block wrote wait
         for it or fail (a lock wait past the store's bound is a ``BackendError``). A
-        block inside a block of the same store joins it.
+        block inside a block of the same store runs in its transaction, and raising out
+        of it undoes that inner block's writes alone (a savepoint): the outer may go on.
 
         Raises:
             TransactionsUnsupported: the engine (or server) has no multi-document

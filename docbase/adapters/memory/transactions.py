@@ -6,7 +6,8 @@ block and records, before each write of the block, the documents it is about to 
 other tasks, reads too, wait for the turn: no write lands between a block's writes and
 its rollback, and no reader sees what a block has not committed (as on the SQL stores).
 Outside a block no operation waits: each one runs without awaiting, so none sees
-another half done.
+another half done. A block inside a block keeps an undo log of its own besides: raising
+out of it puts back what it changed and leaves the outer block to go on.
 """
 
 from __future__ import annotations
@@ -30,8 +31,9 @@ class UndoLog:
         self.open = True
 
 
-_running: ContextVar[tuple[Any, UndoLog] | None] = ContextVar("docbase_memory_transaction",
-                                                               default=None)
+_running: ContextVar[tuple[Any, tuple[UndoLog, ...]] | None] = ContextVar(
+    "docbase_memory_transaction", default=None)
+"""The store whose block this task runs, and the undo logs of its blocks, outermost first."""
 
 
 class MemoryTransactions:
@@ -42,16 +44,16 @@ class MemoryTransactions:
     def __init__(self) -> None:
         self._turn = asyncio.Lock()
 
-    def _log(self) -> UndoLog | None:
+    def _logs(self) -> tuple[UndoLog, ...]:
         running = _running.get()
-        if running is None or running[0] is not self or not running[1].open:
-            return None
+        if running is None or running[0] is not self or not running[1][0].open:
+            return ()
         return running[1]
 
     @contextlib.asynccontextmanager
     async def _in_turn(self) -> AsyncIterator[None]:
         """Wait for a running block to end, unless it is this task's."""
-        if self._log() is not None or not self._turn.locked():
+        if self._logs() or not self._turn.locked():
             yield
             return
         async with self._turn:
@@ -59,30 +61,38 @@ class MemoryTransactions:
 
     def _touch(self, collection: str, ids: Iterable[str]) -> None:
         """Remember what ``ids`` of ``collection`` hold, before a write changes them."""
-        log = self._log()
-        if log is None:
+        logs = self._logs()
+        if not logs:
             return
         stored = self._collections.get(collection, {})
         for document_id in ids:
-            log.before.setdefault((collection, document_id), stored.get(document_id))
+            for log in logs:
+                log.before.setdefault((collection, document_id), stored.get(document_id))
 
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """See :meth:`~docbase.core.ports.DocumentStore.transaction`."""
-        if self._log() is not None:  # joins the running one
-            yield
-            return
-        async with self._turn:
-            log = UndoLog()
-            token = _running.set((self, log))
-            try:
+        logs = self._logs()
+        if logs:  # inside the running one: undone alone when it raises
+            async with self._logged(logs):
                 yield
-            except BaseException:
-                self._undo(log)
-                raise
-            finally:
+            return
+        async with self._turn, self._logged(()):
+            yield
+
+    @contextlib.asynccontextmanager
+    async def _logged(self, outer: tuple[UndoLog, ...]) -> AsyncIterator[None]:
+        log = UndoLog()
+        token = _running.set((self, (*outer, log)))
+        try:
+            yield
+        except BaseException:
+            self._undo(log)
+            raise
+        finally:
+            if not outer:
                 log.open = False
-                _running.reset(token)
+            _running.reset(token)
 
     def _undo(self, log: UndoLog) -> None:
         for (collection, document_id), document in log.before.items():

@@ -27,7 +27,7 @@ from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.executor_port import Executor
 from docbase.adapters.sql.executors import executor_for
-from docbase.adapters.sql.held import Held
+from docbase.adapters.sql.held import Held, inner_block
 from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
 from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.adapters.sql.table_numbers import TableNumbers
@@ -128,8 +128,10 @@ class SqlBackend:
         The short ways around the usual one (loop-thread and asyncpg reads, asyncpg
         writes) step aside meanwhile, so the block reads what it wrote.
         """
-        if self.held() is not None:
-            yield
+        running = self.held()
+        if running is not None:  # a savepoint: undone alone when it raises
+            async with inner_block(running, self._tables.savepoint_rolled_back):
+                yield
             return
         await self.open()
         with translate_errors():

@@ -15,19 +15,22 @@ the task runs on one connection, in one transaction, held here until the block e
 
 Each work keeps the bound of one operation (``limits.query_timeout``) and runs in a
 savepoint of its own, so that a work that fails (a unique claim taken, a version
-mismatch) is undone alone, as it would be outside, and the block may go on.
+mismatch) is undone alone, as it would be outside, and the block may go on. A block
+inside the block is a savepoint too (:func:`inner_block`).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import sqlalchemy as sa
+
+from docbase.adapters.sql.errors import translate_errors
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -65,6 +68,8 @@ def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
 class Held(Protocol):
     """A transaction held open: run work in it, then commit or roll it back."""
 
+    depth: int
+    """How many blocks run inside the outermost one now (:func:`inner_block`)."""
     done: bool
     """Set once it finished: a task started inside the block and still running after
     it runs its work the usual way."""
@@ -93,6 +98,7 @@ class ThreadHeld:
         self._transaction: Any = None
         self.done = False
         self.direct: Any = None
+        self.depth = 0
 
     async def start(self) -> ThreadHeld:
         """Connect and begin (on SQLite files, once the write lock is had)."""
@@ -151,6 +157,7 @@ class AsyncHeld:
         self._conn: AsyncConnection | None = None
         self.done = False
         self.direct: Any = None
+        self.depth = 0
 
     async def start(self) -> AsyncHeld:
         """Connect and begin."""
@@ -185,3 +192,31 @@ class AsyncHeld:
                     await self._conn.rollback()
         finally:
             await self._conn.close()
+
+
+@contextlib.asynccontextmanager
+async def inner_block(held: Held, rolled_back: RolledBack) -> AsyncIterator[None]:
+    """A block inside ``held``'s: raising out of it undoes its writes alone (a savepoint).
+
+    The outer block goes on (and may commit): the ``Idempotency-Key`` of a batch keeps
+    its claim and answer in a block around the batch's, which must undo the batch's
+    requests without losing the answer to keep. If the savepoint cannot be rolled back,
+    that error is raised, so the outer block does not commit half a batch.
+    """
+    held.depth += 1
+    name = f"docbase_block_{held.depth}"
+    try:
+        with translate_errors():
+            await held.run(lambda conn: conn.exec_driver_sql(f"SAVEPOINT {name}"))
+        try:
+            yield
+        except BaseException:
+            def undo(conn: sa.Connection) -> None:
+                conn.exec_driver_sql(f"ROLLBACK TO SAVEPOINT {name}")
+                rolled_back(conn)
+
+            with translate_errors():
+                await held.run(undo)
+            raise
+    finally:
+        held.depth -= 1
