@@ -82,6 +82,8 @@ async def test_a_failed_operation_inside_a_block_is_undone_alone(store: Any) -> 
         await store.insert("t", [added])
         with pytest.raises(Conflict):
             await store.insert("t", [doc(n=3), kept])  # a taken _id: neither is stored
+        with pytest.raises(Conflict):
+            await store.insert("t", [kept])  # one row alone (PostgreSQL: no savepoint)
         await store.insert("t", [doc(n=4)])
     assert len(await ids(store, "t")) == 3
 

@@ -44,6 +44,11 @@ def insert_sql(number: int) -> str:
             "VALUES ($1, $2::json, $3, $4, $5, $6, $7::jsonb)")
 
 
+def insert_unless_taken_sql(number: int) -> str:
+    """:func:`insert_sql` that skips a row taking a unique value (``INSERT 0 0``)."""
+    return insert_sql(number) + " ON CONFLICT DO NOTHING"
+
+
 def insert_many_sql(number: int) -> str:
     """The many-row ``INSERT`` into table ``number``: one array per column (``$1`` .. ``$7``)."""
     return (f"INSERT INTO {schema.table_name(number)} ({', '.join(COLUMNS)}) "
@@ -131,6 +136,8 @@ class PgInserter:
         if statement is None:
             statement = self._statements[key] = sql(number)
         if held is not None:
+            if sql is insert_sql:
+                return await self._insert_held(held, collection, number, arguments)
             return await self._in_savepoint(held, statement, arguments, fetch=fetch)
         connection = await self.pool.take()
         if connection is None:
@@ -152,6 +159,29 @@ class PgInserter:
             raise
         await self.pool.give_back(connection)
         return result
+
+    async def _insert_held(self, connection: Any, collection: str, number: int,
+                           arguments: tuple[Any, ...]) -> Any:
+        """One row into the task's transaction, without a savepoint's round trip.
+
+        ``ON CONFLICT DO NOTHING`` turns the one error a caller goes on after (a unique
+        value or ``_id`` taken) into an ``INSERT 0 0``, which leaves the transaction
+        usable; the insert is then sent again in a savepoint for the error to raise.
+        """
+        key = (insert_unless_taken_sql, number)
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = self._statements[key] = insert_unless_taken_sql(number)
+        try:
+            status = await connection.execute(statement, *arguments)
+        except self._server_error as exc:  # the transaction is failed: the caller stops
+            raise translated(str(getattr(exc, "sqlstate", "") or ""), str(exc)) from exc
+        except Exception as exc:
+            raise BackendError(f"database unavailable: {exc}") from exc
+        if status != "INSERT 0 0":
+            return status
+        return await self._in_savepoint(connection, self._statements[(insert_sql, number)],
+                                        arguments, fetch=False)
 
     async def _in_savepoint(self, connection: Any, statement: str, arguments: tuple[Any, ...],
                             *, fetch: bool) -> Any:
