@@ -64,8 +64,34 @@ def pytest_unconfigure(config: pytest.Config) -> None:
     stop_mongo_server()
 
 
-@pytest.fixture(params=[pytest.param(name, marks=[_MARKS[name]] if name in _MARKS else [])
-                        for name in BACKENDS])
+def _backend_params(names: list[str]) -> list[Any]:
+    return [pytest.param(name, marks=[_MARKS[name]] if name in _MARKS else [])
+            for name in names]
+
+
+WITHOUT_TRANSACTIONS = ("mongo",)
+"""The backends whose store has no ``transaction()`` (``TransactionsUnsupported``)."""
+
+
+@pytest.hookimpl(tryfirst=True)  # before the fixture's own parameters are applied
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """Run a test marked ``transactions`` on the backends with transactions only, and one
+    marked ``no_transactions`` on the others: tests that would not apply are not made,
+    rather than made and skipped (the ``stores`` fixture's parameters, narrowed)."""
+    if "stores" not in metafunc.fixturenames:
+        return
+    if metafunc.definition.get_closest_marker("transactions") is not None:
+        names = [name for name in BACKENDS if name not in WITHOUT_TRANSACTIONS]
+    elif metafunc.definition.get_closest_marker("no_transactions") is not None:
+        names = [name for name in BACKENDS if name in WITHOUT_TRANSACTIONS]
+    else:
+        return
+    # as a mark: the fixture's own parameters then give way to it
+    metafunc.definition.add_marker(
+        pytest.mark.parametrize("stores", _backend_params(names), indirect=True))
+
+
+@pytest.fixture(params=_backend_params(list(BACKENDS)))
 async def stores(request: pytest.FixtureRequest) -> AsyncIterator[Any]:
     """An open, empty (DocumentStore, BlobStore) pair of every backend."""
     async with BACKENDS[request.param](request) as pair:

@@ -43,11 +43,6 @@ async def live(stores: Any, tmp_path: Path) -> AsyncIterator[LiveDocbase]:
         yield running
 
 
-def engine(live: LiveDocbase) -> str:
-    name = type(live.db.store).__name__
-    return "mongo" if "Mongo" in name else "sql" if "Sql" in name else "memory"
-
-
 def scenario(p: str) -> list[dict[str, Any]]:
     """Writes and reads across three collections, with references to earlier answers."""
     return [
@@ -109,11 +104,18 @@ def recorded(live: LiveDocbase) -> list[ChangeEvent]:
     return events
 
 
-@pytest.mark.parametrize("atomic", [True, False])
-async def test_a_batch_answers_and_stores_what_the_requests_one_by_one_do(
-        live: LiveDocbase, atomic: bool) -> None:
-    if atomic and engine(live) == "mongo":
-        pytest.skip("MongoDB answers an atomic batch 501 (test below)")
+@pytest.mark.transactions
+async def test_an_atomic_batch_answers_and_stores_what_the_requests_one_by_one_do(
+        live: LiveDocbase) -> None:
+    await answers_and_stores_as_one_by_one(live, atomic=True)
+
+
+async def test_a_non_atomic_batch_answers_and_stores_what_the_requests_one_by_one_do(
+        live: LiveDocbase) -> None:
+    await answers_and_stores_as_one_by_one(live, atomic=False)
+
+
+async def answers_and_stores_as_one_by_one(live: LiveDocbase, *, atomic: bool) -> None:
     alone = await one_by_one(live, scenario("a_"))
     assert all(a.status < 400 for a in alone), [a.as_json() for a in alone]
     events = recorded(live)
@@ -137,14 +139,13 @@ FAILURES = {
 }
 
 
+@pytest.mark.transactions
 @pytest.mark.parametrize("keyed", [False, True], ids=["", "idempotency-key"])
 @pytest.mark.parametrize("failure", list(FAILURES))
 async def test_an_atomic_batch_whose_request_fails_stores_nothing_and_tells_nothing(
         live: LiveDocbase, failure: str, keyed: bool) -> None:
     """With an ``Idempotency-Key`` too: its claim and answer are kept in a transaction
     around the batch's, which must still undo the batch (it once kept requests 0-4)."""
-    if engine(live) == "mongo":
-        pytest.skip("MongoDB answers an atomic batch 501")
     key = await live.key(paths=["/rest/b_orders", "/rest/b_orders/**", "/rest/b_stock",
                                 "/rest/b_stock/**", "/rest/b_audit", "/rest/b_audit/**",
                                 "/rest/lines", "/rest/lines/**"])
@@ -190,9 +191,8 @@ async def test_a_non_atomic_batch_answers_every_request_failures_included(
     assert [d["n"] for d in responses[3]["body"]] == [1]
 
 
+@pytest.mark.no_transactions
 async def test_an_atomic_batch_on_mongodb_is_501_and_runs_nothing(live: LiveDocbase) -> None:
-    if engine(live) != "mongo":
-        pytest.skip("the other engines have transactions")
     answer = await live.client.post("/batch", json={"requests": scenario("b_")},
                                     headers=live.auth())
     assert answer.status_code == 501
@@ -227,10 +227,9 @@ async def test_a_batch_needs_a_credential(live: LiveDocbase) -> None:
     assert await stored(live, "b_") == {"orders": [], "stock": [], "audit": []}
 
 
+@pytest.mark.transactions
 async def test_a_retried_batch_with_its_idempotency_key_applies_once(
         live: LiveDocbase) -> None:
-    if engine(live) == "mongo":
-        pytest.skip("MongoDB answers an atomic batch 501")
     headers = {**live.auth(), "Idempotency-Key": "batch-1"}
     first = await live.client.post("/batch", json={"requests": scenario("b_")},
                                    headers=headers)
@@ -242,10 +241,9 @@ async def test_a_retried_batch_with_its_idempotency_key_applies_once(
     assert len((await stored(live, "b_"))["audit"]) == 1
 
 
+@pytest.mark.transactions
 async def test_the_change_log_and_webhook_bodies_carry_the_batch_id(
         live: LiveDocbase) -> None:
-    if engine(live) == "mongo":
-        pytest.skip("MongoDB answers an atomic batch 501")
     await live.db.settings.set("realtime.global", True)
     answer = await live.client.post("/batch", json={"requests": scenario("b_")},
                                     headers=live.auth())

@@ -27,11 +27,6 @@ async def db(stores: Any) -> AsyncIterator[Database]:
         yield database
 
 
-def transactional(db: Database) -> None:
-    if "Mongo" in type(db.store).__name__:
-        pytest.skip("no transactions on this MongoDB server")
-
-
 def recorded(db: Database) -> list[ChangeEvent]:
     events: list[ChangeEvent] = []
 
@@ -46,8 +41,8 @@ async def count(db: Database, name: str) -> int:
     return len(await db.collection(name).find())
 
 
+@pytest.mark.transactions
 async def test_a_block_commits_its_writes_and_then_publishes_them(db: Database) -> None:
-    transactional(db)
     events = recorded(db)
     async with db.batch() as batch:
         order = await db.collection("orders").insert({"customer": "ann"})
@@ -60,8 +55,8 @@ async def test_a_block_commits_its_writes_and_then_publishes_them(db: Database) 
     assert await count(db, "orders") == await count(db, "stock") == 1
 
 
+@pytest.mark.transactions
 async def test_a_block_that_raises_stores_and_publishes_nothing(db: Database) -> None:
-    transactional(db)
     await db.collection("stock").insert({"sku": "tea", "left": 9})
     events = recorded(db)
 
@@ -93,9 +88,8 @@ async def test_a_block_that_is_not_atomic_keeps_what_it_wrote(db: Database) -> N
     assert await count(db, "orders") == 1
 
 
+@pytest.mark.no_transactions
 async def test_mongodb_refuses_an_atomic_block(db: Database) -> None:
-    if "Mongo" not in type(db.store).__name__:
-        pytest.skip("the other stores have transactions")
     with pytest.raises(TransactionsUnsupported, match="MongoDB"):
         async with db.batch():
             pass

@@ -30,13 +30,8 @@ async def ids(store: Any, collection: str) -> set[str]:
     return {d["_id"] for d in await store.find(collection, Query(limit=None))}
 
 
-def transactional(store: Any) -> None:
-    if "Mongo" in type(store).__name__:
-        pytest.skip("no transactions on this MongoDB server (test below)")
-
-
+@pytest.mark.transactions
 async def test_a_block_commits_every_write_together(store: Any) -> None:
-    transactional(store)
     kept = doc(n=1)
     await store.insert("t", [kept])
     first, second = doc(n=2), doc(n=3)
@@ -51,8 +46,8 @@ async def test_a_block_commits_every_write_together(store: Any) -> None:
     assert (await store.get("t", kept["_id"]))["n"] == 9
 
 
+@pytest.mark.transactions
 async def test_a_block_that_raises_leaves_nothing_behind(store: Any) -> None:
-    transactional(store)
     kept = doc(n=1)
     await store.insert("t", [kept])
 
@@ -73,8 +68,8 @@ async def test_a_block_that_raises_leaves_nothing_behind(store: Any) -> None:
     assert len(await ids(store, "new_collection")) == 1
 
 
+@pytest.mark.transactions
 async def test_a_failed_operation_inside_a_block_is_undone_alone(store: Any) -> None:
-    transactional(store)
     kept = doc(n=1)
     await store.insert("t", [kept])
     async with store.transaction():
@@ -88,9 +83,9 @@ async def test_a_failed_operation_inside_a_block_is_undone_alone(store: Any) -> 
     assert len(await ids(store, "t")) == 3
 
 
+@pytest.mark.transactions
 async def test_a_block_inside_a_block_that_raises_undoes_only_its_own_writes(
         store: Any) -> None:
-    transactional(store)
     kept, outer, inner = doc(n=1), doc(n=2), doc(n=3)
     await store.insert("t", [kept])
 
@@ -115,8 +110,8 @@ async def test_a_block_inside_a_block_that_raises_undoes_only_its_own_writes(
     assert await ids(store, "inner_only") == set()
 
 
+@pytest.mark.transactions
 async def test_another_task_does_not_write_inside_a_block(store: Any) -> None:
-    transactional(store)
     others: list[asyncio.Task[None]] = []
 
     async def undone() -> None:
@@ -133,8 +128,8 @@ async def test_another_task_does_not_write_inside_a_block(store: Any) -> None:
     assert len(await ids(store, "t")) == 1  # the other task's write, not the block's
 
 
+@pytest.mark.transactions
 async def test_another_task_does_not_read_what_a_block_has_not_committed(store: Any) -> None:
-    transactional(store)
     kept = doc(n=1)
     await store.insert("t", [kept])
     seen: list[asyncio.Task[set[str]]] = []
@@ -152,9 +147,8 @@ async def test_another_task_does_not_read_what_a_block_has_not_committed(store: 
     assert await seen[0] == {kept["_id"]}  # neither the insert nor the delete showed
 
 
+@pytest.mark.no_transactions
 async def test_mongodb_refuses_a_transaction(store: Any) -> None:
-    if "Mongo" not in type(store).__name__:
-        pytest.skip("the other stores have transactions")
     with pytest.raises(TransactionsUnsupported):
         store.transaction()
     assert await ids(store, "t") == set()
