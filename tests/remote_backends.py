@@ -4,7 +4,8 @@
 (:func:`docbase.http.testing.live_docbase`, in the test's event loop) and opens it with
 ``docbase.connect("https://...")``. A test of the embedded API that cannot hold
 remotely is listed in :data:`EMBEDDED_ONLY` with the reason (``docs/client.md`` lists
-them too) and skipped on the remote backends only.
+them too) and made for the embedded database only (``pytest_generate_tests`` in
+tests/test_database.py).
 """
 
 from __future__ import annotations
@@ -54,9 +55,6 @@ async def served(request: pytest.FixtureRequest, engine: str,
 async def remote_database(request: pytest.FixtureRequest, backend: str,
                           directory: Path) -> AsyncIterator[Any]:
     """The client on a fresh database of ``backend`` (``remote-sqlite``/``-postgresql``)."""
-    reason = EMBEDDED_ONLY.get(request.node.originalname)
-    if reason is not None:
-        pytest.skip(f"embedded only: {reason}")
     engine = "sqlite-file" if backend == "remote-sqlite" else "postgresql"
     async with (served(request, engine, directory) as (live, _),
                 await docbase.connect(live.base_url, apikey=live.admin_keys["main"],

@@ -31,12 +31,20 @@ from docbase.core.hooks import HookPoint, HookRegistry
 from docbase.core.ids import is_object_id
 from docbase.core.query import Aggregate, Query, ReadOptions, parse_cursor, parse_list_params
 from docbase.core.settings import Limits
-from tests.remote_backends import REMOTE_ENGINES, remote_database
+from tests.remote_backends import EMBEDDED_ONLY, REMOTE_ENGINES, remote_database
 
 TIMESTAMP = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z")
 USER = Principal(author="joe@example.com", kind="user", full_access=False)
 SCOPED_KEY = Principal(author="api", kind="key", full_access=False, key_id="k1")
 HOOK = Principal(author="api", kind="hook", full_access=False)
+
+
+def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
+    """A test of ``EMBEDDED_ONLY`` is made for the embedded database alone, not made and
+    skipped for the remote ones (the reasons are in tests/remote_backends.py)."""
+    if metafunc.definition.originalname in EMBEDDED_ONLY:
+        metafunc.definition.add_marker(
+            pytest.mark.parametrize("db", ["embedded"], indirect=True))
 
 
 @pytest.fixture(params=["embedded", *REMOTE_ENGINES])
