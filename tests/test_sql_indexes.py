@@ -134,3 +134,21 @@ async def test_layout_3_rebuilds_older_postgresql_key_indexes_on_native_parts(
             plan = await store.explain("items", Query(filter=Gt(("price",), 50),
                                                       sort=(SortKey(("price",), 1),), limit=5))
             assert f"Index Scan using {name}" in plan, plan
+
+
+@pytest.mark.parametrize("filter", [Eq(("_id",), "ID"), In(("_id",), ("ID", "0" * 24, 7))],
+                         ids=["eq", "in"])
+async def test_an_id_condition_seeks_the_key(store: SqlDocumentStore, filter: Any) -> None:
+    """``_id`` is the id column: a condition on it seeks the table's key, not the bodies
+    (it once read ``$._id`` out of every body, as for any other field)."""
+    wanted = (await store.find("people", Query(limit=1)))[0]
+    filter = (Eq(("_id",), wanted["_id"]) if isinstance(filter, Eq) else
+              In(("_id",), (wanted["_id"], "0" * 24, 7)))
+    plan = await store.explain("people", filter)
+    if store.dialect.name == "sqlite":
+        assert "SEARCH c_" in plan, plan
+        assert "SCAN" not in plan, plan
+    else:
+        assert "Index" in plan, plan
+        assert "Seq Scan" not in plan, plan
+    assert await store.find("people", Query(filter=filter, limit=None)) == [wanted]

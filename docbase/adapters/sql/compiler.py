@@ -160,6 +160,11 @@ class QueryCompiler:
         raise InvalidQuery(f"unsupported filter {filter!r}")
 
     def _any_equal(self, scope: Scope, path: Path, values: Sequence[JSON]) -> Condition:
+        if scope is self.root and path == ("_id",):  # a stored _id is one string: the
+            ids = [v for v in values if isinstance(v, str)]  # indexed id column holds it
+            if not ids:
+                return sa.false()
+            return self.table.c.id == ids[0] if len(ids) == 1 else self.table.c.id.in_(ids)
         parts = []
         if any(v is None for v in values):
             parts.append(self._null_or_missing(scope, path))
