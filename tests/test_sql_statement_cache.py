@@ -5,7 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import sqlalchemy as sa
+
 from docbase.adapters.sql import from_url
+from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.executors import ThreadExecutor
 from docbase.core.query import Eq, In, Query, SortKey
 
@@ -56,3 +59,33 @@ async def test_list_reads_on_the_driver_answer_as_sqlalchemy_does(tmp_path: Path
         compiled = executor.driver._compiled
         assert sum(entry is not None for entry in compiled.values()) >= 3  # on the driver
         assert await store.count("c", Eq(("s",), "v1")) == 10
+
+
+def test_statements_differing_only_in_values_are_compiled_once(tmp_path: Path) -> None:
+    """A filter's values are in the statement the store builds, not in SQLAlchemy's
+    cache key: statements that differ only in them share one compiled form, and each
+    still runs with its own values (compiling cost more than building a statement)."""
+    engine = sa.create_engine(f"sqlite:///{tmp_path}/shapes.db")
+    table = sa.table("t", sa.column("id", sa.Text), sa.column("n", sa.Integer))
+    driver = DriverStatements(engine)
+    compiles = []
+    original = engine.dialect.statement_compiler
+
+    def counted(*args: Any, **kwargs: Any) -> Any:
+        compiles.append(args[1])
+        return original(*args, **kwargs)
+
+    engine.dialect.statement_compiler = counted  # type: ignore[method-assign]
+    try:
+        first = driver.compiled(sa.select(table.c.id).where(table.c.n == 1))
+        second = driver.compiled(sa.select(table.c.id).where(table.c.n == 2))
+        other = driver.compiled(sa.select(table.c.id).where(table.c.id == "x"))
+    finally:
+        engine.dialect.statement_compiler = original  # type: ignore[method-assign]
+        engine.dispose()
+    assert first is not None
+    assert second is not None
+    assert other is not None
+    assert first[0] == second[0] != other[0]
+    assert (first[1], second[1], other[1]) == ((1,), (2,), ("x",))
+    assert len(compiles) == 2
