@@ -75,13 +75,13 @@ def test_statements_differing_only_in_values_are_compiled_once(tmp_path: Path) -
         compiles.append(args[1])
         return original(*args, **kwargs)
 
-    engine.dialect.statement_compiler = counted  # type: ignore[method-assign]
+    engine.dialect.statement_compiler = counted  # type: ignore[assignment]
     try:
         first = driver.compiled(sa.select(table.c.id).where(table.c.n == 1))
         second = driver.compiled(sa.select(table.c.id).where(table.c.n == 2))
         other = driver.compiled(sa.select(table.c.id).where(table.c.id == "x"))
     finally:
-        engine.dialect.statement_compiler = original  # type: ignore[method-assign]
+        engine.dialect.statement_compiler = original
         engine.dispose()
     assert first is not None
     assert second is not None
