@@ -147,6 +147,21 @@ async def test_another_task_does_not_read_what_a_block_has_not_committed(store: 
     assert await seen[0] == {kept["_id"]}  # neither the insert nor the delete showed
 
 
+@pytest.mark.parametrize("stores", [  # not an in-memory SQLite database: one connection,
+    "memory", "sqlite-file",             # so another task's read waits for the block
+    pytest.param("postgresql", marks=pytest.mark.postgres)], indirect=True)
+async def test_a_block_may_await_another_tasks_read(store: Any) -> None:
+    """A block that awaits a read made by another task (a cache fetch it shares) goes
+    on: that read does not wait for the block, and sees what was committed."""
+    kept = doc(n=1)
+    await store.insert("t", [kept])
+    async with store.transaction():
+        await store.insert("t", [doc(n=2)])
+        elsewhere = asyncio.create_task(ids(store, "t"), context=contextvars.Context())
+        assert await asyncio.wait_for(elsewhere, 30) == {kept["_id"]}
+    assert len(await ids(store, "t")) == 2
+
+
 @pytest.mark.no_transactions
 async def test_mongodb_refuses_a_transaction(store: Any) -> None:
     with pytest.raises(TransactionsUnsupported):

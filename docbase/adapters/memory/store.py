@@ -97,23 +97,20 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def get(self, collection: str, document_id: str) -> Document:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.get`."""
-        async with self._in_turn():
-            document = self._collections.get(collection, {}).get(document_id)
+        document = self._visible(collection).get(document_id)
         if document is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         return _copy(document)
 
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.find`."""
-        async with self._in_turn():
-            with within(self.query_timeout):
-                return evaluate.run_query(self._documents(collection), query)
+        with within(self.query_timeout):
+            return evaluate.run_query(list(self._visible(collection).values()), query)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.count`."""
-        async with self._in_turn():
-            with within(self.query_timeout):
-                return evaluate.count(self._documents(collection), filter)
+        with within(self.query_timeout):
+            return evaluate.count(list(self._visible(collection).values()), filter)
 
     async def aggregate(
         self,
@@ -123,10 +120,9 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
         aggregates: Sequence[Aggregate],
     ) -> list[AggregateRow]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
-        async with self._in_turn():
-            with within(self.query_timeout):
-                matching = [d for d in self._documents(collection)
-                            if evaluate.matches(filter, d)]
+        with within(self.query_timeout):
+            matching = [d for d in self._visible(collection).values()
+                        if evaluate.matches(filter, d)]
         rows = grouping.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
 
@@ -189,8 +185,8 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
 
     async def collections(self) -> list[str]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.collections`."""
-        async with self._in_turn():
-            return sorted(name for name, docs in self._collections.items() if docs)
+        names = {*self._collections, *self._touched_collections()}
+        return sorted(name for name in names if self._visible(name))
 
     async def drop(self, collection: str) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.drop`."""

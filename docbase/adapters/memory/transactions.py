@@ -2,12 +2,14 @@
 
 :meth:`MemoryTransactions.transaction` takes the store's write turn for the whole
 block and records, before each write of the block, the documents it is about to change
-(or their absence); a block that raises puts every one of them back. The operations of
-other tasks, reads too, wait for the turn: no write lands between a block's writes and
-its rollback, and no reader sees what a block has not committed (as on the SQL stores).
-Outside a block no operation waits: each one runs without awaiting, so none sees
-another half done. A block inside a block keeps an undo log of its own besides: raising
-out of it puts back what it changed and leaves the outer block to go on.
+(or their absence); a block that raises puts every one of them back. The writes of
+other tasks wait for the turn, so none lands between a block's writes and its
+rollback. Their reads do not wait (a read that waited for a block could deadlock it,
+when the block awaits something that read is part of, such as a shared cache fetch):
+they see the committed state, the undo log laid over the documents
+(:meth:`MemoryTransactions._visible`), as readers of the SQL stores do. A block inside
+a block keeps an undo log of its own besides: raising out of it puts back what it
+changed and leaves the outer block to go on.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ class MemoryTransactions:
 
     def __init__(self) -> None:
         self._turn = asyncio.Lock()
+        self._open_block: UndoLog | None = None  # the outermost block's log, while one runs
 
     def _logs(self) -> tuple[UndoLog, ...]:
         running = _running.get()
@@ -80,10 +83,40 @@ class MemoryTransactions:
         async with self._turn, self._logged(()):
             yield
 
+    def _visible(self, collection: str) -> dict[str, Document]:
+        """``collection``'s documents as this task may read them, by ``_id``.
+
+        A task inside the running block reads its writes; any other task, what was
+        committed: the documents the block changed as they were before it.
+        """
+        stored = self._collections.get(collection, {})
+        running = self._open_block
+        if running is None or self._logs():
+            return stored
+        before = {document_id: document
+                  for (name, document_id), document in running.before.items()
+                  if name == collection}
+        if not before:
+            return stored
+        view = dict(stored)
+        for document_id, document in before.items():
+            if document is None:
+                view.pop(document_id, None)
+            else:
+                view[document_id] = document
+        return view
+
+    def _touched_collections(self) -> set[str]:
+        """The collections the running block changed (one may be empty only inside it)."""
+        running = self._open_block
+        return set() if running is None else {name for name, _ in running.before}
+
     @contextlib.asynccontextmanager
     async def _logged(self, outer: tuple[UndoLog, ...]) -> AsyncIterator[None]:
         log = UndoLog()
         token = _running.set((self, (*outer, log)))
+        if not outer:
+            self._open_block = log
         try:
             yield
         except BaseException:
@@ -92,6 +125,7 @@ class MemoryTransactions:
         finally:
             if not outer:
                 log.open = False
+                self._open_block = None
             _running.reset(token)
 
     def _undo(self, log: UndoLog) -> None:
