@@ -75,6 +75,21 @@ def tree(root: int) -> list[int]:
     return sorted(members)
 
 
+KINDS = (("pytest", ("pytest", "sys.stdin.readline")), ("chromium", ("chrom",)),
+         ("mongo wire server", ("node",)), ("docbase serve", ("docbase", "spawn_main")))
+"""Kinds of processes, by words of their command line (the first kind that matches)."""
+
+
+def kind_of(pid: int) -> str:
+    """The kind of process ``pid`` (``KINDS``), else ``other``."""
+    try:
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(
+            "utf-8", "replace")
+    except OSError:
+        return "other"
+    return next((kind for kind, words in KINDS if any(w in command for w in words)), "other")
+
+
 def memory_kib(pid: int) -> tuple[int, int]:
     """``(rss, pss)`` of ``pid`` in KiB, zeros if it is gone."""
     try:
@@ -92,6 +107,7 @@ class Sampler(threading.Thread):
         super().__init__(daemon=True)
         self.group, self.every = group, every
         self.peak_rss = self.peak_pss = self.peak_processes = 0
+        self.peak_by_kind: dict[str, int] = {}  # PSS KiB, each kind's own peak
         self.stopped = threading.Event()
 
     def run(self) -> None:
@@ -99,6 +115,12 @@ class Sampler(threading.Thread):
         while not self.stopped.wait(self.every):
             pids = tree(self.group)
             sizes = [memory_kib(pid) for pid in pids]
+            by_kind: dict[str, int] = {}
+            for pid, (_, pss) in zip(pids, sizes, strict=True):
+                kind = kind_of(pid)
+                by_kind[kind] = by_kind.get(kind, 0) + pss
+            for kind, pss in by_kind.items():
+                self.peak_by_kind[kind] = max(self.peak_by_kind.get(kind, 0), pss)
             self.peak_rss = max(self.peak_rss, sum(rss for rss, _ in sizes))
             self.peak_pss = max(self.peak_pss, sum(pss for _, pss in sizes))
             self.peak_processes = max(self.peak_processes, len(pids))
@@ -138,6 +160,9 @@ def main() -> int:
     print(f"peak memory of the process tree: {sampler.peak_rss / 1024:,.0f} MiB resident "
           f"(sum of RSS), {sampler.peak_pss / 1024:,.0f} MiB PSS; "
           f"at most {sampler.peak_processes} processes")
+    kinds = sorted(sampler.peak_by_kind.items(), key=lambda item: -item[1])
+    print("each kind's own peak (PSS): " + ", ".join(
+        f"{kind} {kib / 1024:,.0f} MiB" for kind, kib in kinds))
     return status
 
 
