@@ -106,8 +106,9 @@ def test_the_served_document_is_valid_and_names_every_collection(
         document: dict[str, Any]) -> None:
     validate(document)
     assert {"/rest/people", "/rest/people/{id}", "/rest/people/_meta", "/rest/orders",
-            "/rest/people/{id}/orders", "/rest/_meta", "/rest/_openapi"} <= set(
+            "/rest/people/{id}/orders", "/rest/_meta", "/rest/_openapi", "/batch"} <= set(
                 document["paths"])
+    assert document["paths"]["/batch"]["post"]["operationId"] == "batch"  # fuzzed below
 
 
 def test_the_openapi_document_needs_a_key(served: Served) -> None:

@@ -206,6 +206,39 @@ def _components(schemas: dict[str, CollectionSchema], strict: bool) -> dict[str,
     return components
 
 
+def _batch_path() -> dict[str, Any]:
+    """``POST /batch`` (docs/batch.md): requests of /rest run in one, all or nothing."""
+    request = {"type": "object", "required": ["method", "path"], "properties": {
+        "method": {"type": "string", "enum": ["GET", "POST", "PUT", "PATCH", "DELETE"]},
+        "path": {"type": "string", "pattern": "^/rest/"},
+        "body": {},
+        "headers": {"type": "object", "additionalProperties": {"type": "string"}}}}
+    answer = {"type": "object", "required": ["status"], "properties": {
+        "status": {"type": "integer"}, "body": {}}}
+    answers = {"type": "array", "items": answer}
+    return {"post": {
+        "tags": ["batch"], "operationId": "batch",
+        "description": "Runs the requests in order with the batch's credential; "
+                       "`{N.field}` in a path and `{\"$ref\": \"N.field\"}` in a body "
+                       "stand for a value of an earlier answer.",
+        "requestBody": {"required": True, "content": {"application/json": {"schema": {
+            "type": "object", "required": ["requests"], "properties": {
+                "requests": {"type": "array", "items": request},
+                "atomic": {"type": "boolean", "default": True}}}}}},
+        "responses": {
+            "200": {"description": "every request ran; one answer each, in order",
+                    "headers": {"X-Batch-Id": {"schema": {"type": "string"}}},
+                    "content": {"application/json": {"schema": {
+                        "type": "object", "required": ["responses"],
+                        "properties": {"responses": answers}}}}},
+            "default": {"description": "the batch was refused, or (atomic) request "
+                                       "`index` failed and nothing was stored",
+                        "content": {"application/json": {"schema": {"allOf": [
+                            _ref("Error"), {"type": "object", "properties": {
+                                "index": {"type": "integer"},
+                                "responses": answers}}]}}}}}}}
+
+
 def openapi_document(database: str, schemas: dict[str, CollectionSchema], *,
                      strict: bool = False) -> dict[str, Any]:
     """The OpenAPI 3.1 document of a database whose collections have ``schemas``."""
@@ -217,6 +250,7 @@ def openapi_document(database: str, schemas: dict[str, CollectionSchema], *,
                                    "responses": {"200": _json({"type": "object"}, "this"),
                                                  "default": _ERROR}}},
     }
+    paths["/batch"] = _batch_path()
     for name in sorted(schemas):
         paths.update(_collection_paths(schemas[name]))
     return {
