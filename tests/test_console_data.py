@@ -26,8 +26,8 @@ from tests.test_serve_harness import run_cli
 UPLOAD_LIMIT = 200_000
 BIRDS = [{"name": "wren", "wingspan": 15}, {"name": "kite", "wingspan": "wide"},
          {"name": "owl", "wingspan": 95, "seen": {"where": "barn", "when": ["dusk"]}}]
-WINGSPAN_SCHEMA = {"collections": {"birds": {"fields": [
-    {"name": "name", "type": "text"}, {"name": "wingspan", "type": "number"}]}}}
+WINGSPAN_FIELDS = {"fields": [{"name": "name", "type": "text"},
+                              {"name": "wingspan", "type": "number"}]}
 
 
 class Pair:
@@ -134,7 +134,7 @@ def test_an_uploaded_archive_is_imported_and_read_back_over_rest(pair: Pair) -> 
     # the target's own administrator is stored under the same email: keep that one
     answer, page = _import(pair.target, archive, "skip")
     assert answer.status_code == 303, answer.text
-    assert "Imported &#39;docbase&#39;:" in page
+    assert "Imported the archive of database &#39;docbase&#39;:" in page
     assert re.search(r"\d+ collection\(s\), \d+ document\(s\), 0 media file\(s\)", page)
     assert _birds(pair.target) == _birds(pair.source)
 
@@ -142,17 +142,35 @@ def test_an_uploaded_archive_is_imported_and_read_back_over_rest(pair: Pair) -> 
 def test_a_refused_import_changes_nothing_and_names_the_document(pair: Pair) -> None:
     only_birds = pair.files / "birds.tar"
     pair.source.cli("export", "--out", str(only_birds), "--collections", "birds")
-    pair.target.cli("schema", "apply", _schema_file(pair))
+    pair.target.cli("schema", "apply", _schema_file(pair, "birds"))
     pair.target.api("DELETE", "/rest/birds/*", params={"q": "{}"})
     answer, page = _import(pair.target, only_birds)
     assert answer.status_code == 422, page
     assert "collection &#39;birds&#39;, line 2: does not fit the schema (wingspan:" in page
+    assert "Nothing was imported." in page
     assert _birds(pair.target) == []
 
 
-def _schema_file(pair: Pair) -> str:
-    path = pair.files / "schema.json"
-    path.write_text(json.dumps(WINGSPAN_SCHEMA))
+def test_a_refusal_after_stored_batches_says_they_stay(pair: Pair) -> None:
+    """The import keeps the batches before a refusal (docs/portability.md): say so."""
+    for bird in BIRDS:
+        assert pair.source.api("POST", "/rest/zebras", json=bird).status_code == 201
+    archive = pair.files / "birds-and-zebras.tar"
+    pair.source.cli("export", "--out", str(archive), "--collections", "birds,zebras")
+    pair.target.cli("schema", "apply", _schema_file(pair, "zebras"), "--force")
+    pair.target.api("DELETE", "/rest/birds/*", params={"q": "{}"})
+    answer, page = _import(pair.target, archive)
+    assert answer.status_code == 422, page
+    assert "collection &#39;zebras&#39;, line 2:" in page
+    assert "The 3 document(s) before it were imported" in page
+    assert _birds(pair.target) == _birds(pair.source)
+    assert pair.target.api("GET", "/rest/zebras").json() == []
+    pair.target.api("DELETE", "/rest/birds/*", params={"q": "{}"})
+
+
+def _schema_file(pair: Pair, collection: str) -> str:
+    path = pair.files / f"schema-{collection}.json"
+    path.write_text(json.dumps({"collections": {collection: WINGSPAN_FIELDS}}))
     return str(path)
 
 

@@ -17,6 +17,7 @@ archive file), within ``limits.max_upload_bytes`` like ``POST /media``.
 
 from __future__ import annotations
 
+import re
 import shutil
 import tempfile
 from datetime import UTC, datetime
@@ -71,7 +72,8 @@ async def data(request: HttpRequest) -> Response[str]:
 
 def download_name(database: str, now: datetime) -> str:
     """The file name an export is offered under: the database and the UTC time."""
-    return f"{database}-{now.astimezone(UTC):%Y%m%dT%H%M%SZ}.tar.gz"
+    safe = re.sub(r"[^A-Za-z0-9._-]", "_", database)  # a plain header value
+    return f"{safe}-{now.astimezone(UTC):%Y%m%dT%H%M%SZ}.tar.gz"
 
 
 @post(console_paths("/data/export"), status_code=200)
@@ -118,8 +120,38 @@ async def _held(upload: UploadFile, folder: Path) -> Path:
 
 def imported_message(name: str, collections: int, documents: int, media: int) -> str:
     """What the page says after an import."""
-    return (f"Imported {name!r}: {collections} collection(s), {documents} document(s), "
-            f"{media} media file(s).")
+    return (f"Imported the archive of database {name!r}: {collections} collection(s), "
+            f"{documents} document(s), {media} media file(s).")
+
+
+class StoredSoFar:
+    """A :class:`~docbase.core.portability.Progress` that counts the documents done.
+
+    The import advances it after each batch it stored (or found stored already), so
+    after a refusal it says what the import left behind: the batches before it stay.
+    """
+
+    def __init__(self) -> None:
+        self.documents = 0
+
+    def begin(self, task: str, total: int | None) -> None:
+        """Nothing to do as a collection starts."""
+
+    def advance(self, documents: int, size: int = 0) -> None:
+        """Count ``documents`` more."""
+        self.documents += documents
+
+    def end(self) -> None:
+        """Nothing to do as a collection ends."""
+
+
+def refused_message(message: str, stored: StoredSoFar) -> str:
+    """What the page says after a refusal, and whether anything was stored before it."""
+    if not stored.documents:
+        return f"Import refused: {message}. Nothing was imported."
+    return (f"Import refused: {message}. The {stored.documents} document(s) before it "
+            "were imported (or were stored already) and stay; run the import again, "
+            "once the archive or the database is fixed, to add the rest.")
 
 
 @post(console_paths("/data/import"), status_code=303, request_max_body_size=None)
@@ -136,13 +168,14 @@ async def import_upload(request: HttpRequest) -> Response[Any]:
     if mode not in IMPORT_MODES:
         return data_page(request, console, error=f"Unknown import mode {mode!r}.", status=400)
     folder = Path(tempfile.mkdtemp(prefix="docbase-console-import-"))
+    stored = StoredSoFar()
     try:
         path = await _held(upload, folder)
         manifest, summary = await portability.import_archive(
-            console.database, path, mode=cast("ImportMode", mode))
+            console.database, path, mode=cast("ImportMode", mode), progress=stored)
     except (portability.InvalidArchive, portability.ImportRefused) as exc:
         status = REFUSED if isinstance(exc, portability.ImportRefused) else BAD_ARCHIVE
-        return data_page(request, console, error=f"Import refused: {exc.message}",
+        return data_page(request, console, error=refused_message(exc.message, stored),
                          status=status)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
