@@ -22,7 +22,7 @@ import shutil
 import tempfile
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, cast
+from typing import TYPE_CHECKING, Any, cast, get_args
 
 import anyio
 from litestar import Response, get, post
@@ -51,8 +51,12 @@ if TYPE_CHECKING:
 else:  # imported on the first use: it brings the archive code and tarfile
     portability = lazy_module("docbase.core.portability")
 
-IMPORT_MODES: tuple[str, ...] = ("insert", "skip", "upsert")
-"""The modes of ``docbase import --mode`` (``ImportMode``), the CLI's default first."""
+
+def import_modes() -> tuple[str, ...]:
+    """The modes ``import_archive`` offers (``ImportMode``), its default first."""
+    return get_args(portability.ImportMode)
+
+
 BAD_ARCHIVE, REFUSED = 400, 422
 """The page's status for a file that is no archive, and for a refused document."""
 
@@ -61,7 +65,7 @@ def data_page(request: HttpRequest, console: Console, *, error: str = "",
               status: int = 200) -> Response[str]:
     """The Data page of ``console``, with ``error`` above the forms when given."""
     return render("data.html", status, **console.page(
-        title="Data", modes=IMPORT_MODES, backups=backups_of(request, console), error=error))
+        title="Data", modes=import_modes(), backups=backups_of(request, console), error=error))
 
 
 @get(console_paths("/data"))
@@ -85,7 +89,7 @@ async def export(request: HttpRequest) -> Response[Any]:
     spool = Path(tempfile.mkdtemp(prefix="docbase-console-export-"))
     try:
         await portability.export_archive(console.database, spool / name,
-                             secrets=form.get("secrets") == "on")
+                                         secrets=form.get("secrets") == "on")
     except BaseException:
         shutil.rmtree(spool, ignore_errors=True)
         raise
@@ -165,7 +169,7 @@ async def import_upload(request: HttpRequest) -> Response[Any]:
     if not isinstance(upload, UploadFile) or not upload.filename:
         return data_page(request, console, error="Choose an archive file to import.",
                          status=400)
-    if mode not in IMPORT_MODES:
+    if mode not in import_modes():
         return data_page(request, console, error=f"Unknown import mode {mode!r}.", status=400)
     folder = Path(tempfile.mkdtemp(prefix="docbase-console-import-"))
     stored = StoredSoFar()
