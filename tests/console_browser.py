@@ -79,10 +79,10 @@ def _storage_in_thread(engine: str, cwd: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def console_server(engine: str, cwd: Path) -> Iterator[ConsoleServer]:
-    """``docbase serve`` on ``engine`` with two workers, realtime on, one administrator."""
+def console_server(engine: str, cwd: Path, *args: str) -> Iterator[ConsoleServer]:
+    """``docbase serve ARGS`` on ``engine`` with two workers, realtime on, one administrator."""
     with _storage_in_thread(engine, cwd) as storage, \
-            serving(cwd, "--storage", storage, "--workers", "2") as served:
+            serving(cwd, "--storage", storage, "--workers", "2", *args) as served:
         server = ConsoleServer(served, storage, engine)
         server.cli("users", "create", "--email", ADMIN, "--password", PASSWORD, "--admin")
         server.cli("settings", "set", "realtime.global", "true")

@@ -652,3 +652,29 @@ def test_typed_inputs_and_the_lookup_and_image_pickers_fill_a_document(
     assert (stored["published"][:10], stored["tags"], stored["cover"]) == (
         "1974-05-01", ["utopia", "anarchy"], [cover])
     assert [a["_id"] for a in stored["author"]] == [author]
+
+
+def test_the_data_page_downloads_an_export_and_imports_it_again(
+        server: ConsoleServer, browser: Any, tmp_path: Path) -> None:
+    assert server.api("POST", "/rest/herons", json={"name": "grey"}).status_code == 201
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_role("link", name="Data").click()
+        expect(page.get_by_role("heading", name="Data", exact=True)).to_be_visible()
+        screenshot(page, server, "data")
+        with page.expect_download() as started:
+            page.get_by_role("button", name="Download archive").click()
+        download = started.value
+        assert re.fullmatch(r"docbase-\d{8}T\d{6}Z\.tar\.gz", download.suggested_filename)
+        archive = tmp_path / download.suggested_filename
+        download.save_as(archive)
+        server.api("DELETE", "/rest/herons/*", params={"q": "{}"})
+        page.get_by_label("Archive (.tar or .tar.gz made by an export)").set_input_files(
+            str(archive))
+        page.get_by_label("A document whose _id is stored already with other content"
+                          ).select_option("skip")
+        page.get_by_role("button", name="Import archive").click()
+        expect(page.get_by_role("status").first).to_contain_text(
+            "Imported the archive of database 'docbase'")
+    assert [h["name"] for h in server.api("GET", "/rest/herons").json()] == ["grey"]

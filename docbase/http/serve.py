@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 import msgspec
+from litestar.datastructures import State
 
 from docbase.bootstrap import (
     bootstrap,
@@ -49,6 +50,7 @@ from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.banner import banner
+from docbase.http.console.backups import backup_place
 from docbase.http.instrumentation import install_metrics, metrics_access
 from docbase.http.launch import DEPLOYMENT_ENV, Listener, supervise
 from docbase.http.logs import access_lines, announce, logging_config
@@ -133,6 +135,8 @@ def build_app(deployment: Deployment) -> Any:
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
                           on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
+                          state=State(backup_place(deployment.backup_dir,
+                                                   deployment.backup_keep)),
                           logging_config=None)  # docbase.http.logs configures logging
     trusted = None
     if deployment.proxy_headers:

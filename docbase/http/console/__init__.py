@@ -26,6 +26,7 @@ from docbase.core.errors import DocbaseError
 from docbase.http.console.admin import ADMIN_HANDLERS
 from docbase.http.console.assets import action_page, asset, unknown_page
 from docbase.http.console.browse import open_collection, overview
+from docbase.http.console.data import DATA_HANDLERS
 from docbase.http.console.delivery import DELIVERY_HANDLERS
 from docbase.http.console.documents import DOCUMENT_HANDLERS
 from docbase.http.console.events import console_events
@@ -107,7 +108,8 @@ def console_router() -> Router:
         path="/",
         route_handlers=[overview, open_collection, *DOCUMENT_HANDLERS, *SIGNIN_HANDLERS,
                         *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS,
-                        *DELIVERY_HANDLERS, console_events, asset, action_page, unknown_page],
+                        *DELIVERY_HANDLERS, *DATA_HANDLERS, console_events, asset, action_page,
+                        unknown_page],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=MAX_BODY_BYTES,
         include_in_schema=False,

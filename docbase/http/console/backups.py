@@ -1,0 +1,134 @@
+"""The server's backups on the console's Data page (``docs/portability.md#backup``).
+
+When ``docbase serve`` has a backup directory (``--backup-dir``, the ``backup_dir``
+setting), :func:`backup_place` puts it in the application's state and the Data page
+lists this database's archives there:
+
+- ``GET /_/data/backups/<name>``: download one of them (a name the listing holds, never
+  a path);
+- ``POST /_/data/backups``: back up now, through
+  :func:`~docbase.core.portability.backups.back_up`, the code of the scheduled job and
+  ``docbase backup`` (secrets included, the oldest beyond ``backup_keep`` deleted).
+
+Without a backup directory neither route has anything to do and both answer 404.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import msgspec
+from litestar import Response, get, post
+from litestar.response import Stream
+
+from docbase.core.errors import NotFound
+from docbase.core.plugins import lazy_module
+from docbase.http.console.flash import go
+from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
+from docbase.http.console.rendering import CONSOLE_HEADERS
+
+if TYPE_CHECKING:
+    from docbase.core.portability import backups
+else:  # imported on the first use: it brings the archive code and tarfile
+    backups = lazy_module("docbase.core.portability.backups")
+
+BACKUPS_STATE = "docbase_backups"
+"""Where the application's state holds the :class:`BackupPlace`, when there is one."""
+CHUNK = 256 * 1024
+
+
+class BackupPlace(msgspec.Struct, frozen=True):
+    """The server's backup directory and how many archives a database keeps there."""
+
+    directory: str
+    keep: int
+
+
+class Backup(msgspec.Struct, frozen=True):
+    """One archive of the backup directory, as the page lists it."""
+
+    name: str
+    time: datetime
+    size: int
+
+
+def backup_place(directory: str | None, keep: int) -> dict[str, Any]:
+    """The application state that shows the backups of ``directory`` (none: nothing)."""
+    return {} if directory is None else {BACKUPS_STATE: BackupPlace(directory, keep)}
+
+
+def _place(request: HttpRequest) -> BackupPlace | None:
+    place = request.app.state.get(BACKUPS_STATE)
+    return place if isinstance(place, BackupPlace) else None
+
+
+def _archives(place: BackupPlace, database: str) -> list[Path]:
+    return sorted(Path(place.directory).glob(f"{database}-*{backups.SUFFIX}"), reverse=True)
+
+
+def backups_of(request: HttpRequest, console: Console) -> list[Backup] | None:
+    """The backups of the console's database, newest first; ``None`` without a backup directory."""
+    place = _place(request)
+    if place is None:
+        return None
+    found = []
+    for path in _archives(place, console.database_name):
+        stat = path.stat()
+        found.append(Backup(path.name, datetime.fromtimestamp(stat.st_mtime, UTC),
+                            stat.st_size))
+    return found
+
+
+async def _stream(path: Path, remove_folder: bool) -> AsyncIterator[bytes]:
+    try:
+        async with await anyio.open_file(path, "rb") as file:
+            while chunk := await file.read(CHUNK):
+                yield chunk
+    finally:
+        if remove_folder:
+            shutil.rmtree(path.parent, ignore_errors=True)
+
+
+def file_download(path: Path, name: str, *, remove_folder: bool = False) -> Stream:
+    """Stream the file ``path`` as an attachment called ``name``.
+
+    With ``remove_folder``, the file's folder (a temporary one) is deleted afterwards.
+    """
+    return Stream(_stream(path, remove_folder), media_type="application/gzip", headers={
+        **CONSOLE_HEADERS, "content-disposition": f'attachment; filename="{name}"',
+        "content-length": str(path.stat().st_size)})
+
+
+@get(console_paths("/data/backups/{name:str}"))
+async def download_backup(request: HttpRequest, name: str) -> Stream:
+    """``GET /_/data/backups/<name>``: one backup of this database."""
+    console = await signed_in(request)
+    place = _place(request)
+    chosen = [p for p in _archives(place, console.database_name) if p.name == name
+              ] if place else []
+    if not chosen:
+        raise NotFound(f"no backup {name!r}")
+    return file_download(chosen[0], name)
+
+
+@post(console_paths("/data/backups"), status_code=303)
+async def back_up_now(request: HttpRequest) -> Response[Any]:
+    """``POST /_/data/backups``: write a backup now, as the scheduled job does."""
+    console = await signed_in(request, form=dict(await request.form()))
+    place = _place(request)
+    if place is None:
+        raise NotFound("this server has no backup directory (docbase serve --backup-dir)")
+    out, summary, expired = await backups.back_up(console.database, Path(place.directory),
+                                          place.keep)
+    message = summary.line(f"Backed up to {out.name}:") + "."
+    if expired:
+        message += f" Deleted {len(expired)} old backup(s)."
+    return go(console.base, console.base + "/data", message)
+
+
+BACKUP_HANDLERS = [download_backup, back_up_now]
