@@ -8,8 +8,8 @@ The first branch reads the one value reached through objects only, in the databa
 own values for scalars (:meth:`.Dialect.compare`); it is what an expression index on
 the path serves. ``fanout`` is true only for documents in which walking the path meets
 an array, and only for those are the reached values listed and tested one by one.
-Objects and arrays compare through their order keys (:mod:`.order_keys`) on the column that
-keeps key order. Negations use ``IS NOT TRUE`` so that SQL NULLs never leak.
+Objects and arrays compare through their order keys (:mod:`.order_keys`) on the column
+that keeps key order. Negations use ``IS NOT TRUE`` so that SQL NULLs never leak.
 """
 
 from __future__ import annotations
@@ -62,9 +62,7 @@ class Scope(NamedTuple):
 
 
 def _not(condition: Condition) -> Condition:
-    if isinstance(condition, False_):
-        return sa.true()
-    return condition.is_not(sa.true())
+    return sa.true() if isinstance(condition, False_) else condition.is_not(sa.true())
 
 
 def needs_exact(filter: Filter) -> bool:
@@ -160,10 +158,8 @@ class QueryCompiler:
         raise InvalidQuery(f"unsupported filter {filter!r}")
 
     def _any_equal(self, scope: Scope, path: Path, values: Sequence[JSON]) -> Condition:
-        if scope is self.root and path == ("_id",):  # a stored _id is one string: the
-            ids = [v for v in values if isinstance(v, str)]  # indexed id column holds it
-            if not ids:
-                return sa.false()
+        if scope is self.root and path == ("_id",):  # one string, in the id column
+            ids = [v for v in values if isinstance(v, str)] or [None]
             return self.table.c.id == ids[0] if len(ids) == 1 else self.table.c.id.in_(ids)
         parts = []
         if any(v is None for v in values):
