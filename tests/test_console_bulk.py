@@ -127,6 +127,14 @@ def test_one_refused_document_leaves_every_ticked_one_unchanged_and_is_named(
     assert invalid.status_code == 422, invalid.text
     assert f"Nothing changed: document {ids[0]} was refused" in invalid.text
     assert "pages: must be a number" in invalid.text
+    unread = {"ids": ids, "field": "state", "op": "set", "value": "done"}
+    not_json = client.get("/_/c/books/_edit", params=unread)
+    assert not_json.status_code == 400, not_json.text
+    assert "is not JSON" in not_json.text
+    system = client.get("/_/c/books/_edit", params={**unread, "field": "_id", "value": "1"})
+    assert (system.status_code, "is a system field" in system.text) == (400, True)
+    no_token = client.post("/_/c/books/_edit", data={**unread, "value": '"done"'})
+    assert no_token.status_code == 403, no_token.text
     assert _stored(served) == before
 
 

@@ -25,6 +25,7 @@ from docbase.core.collection import Collection
 from docbase.core.errors import DocbaseError, InvalidQuery, ValidationFailed
 from docbase.core.update import parse_update
 from docbase.http.console.batched import in_one_batch
+from docbase.http.console.bulk import selected
 from docbase.http.console.fields import form_specs, typed
 from docbase.http.console.flash import go
 from docbase.http.console.guard import Console
@@ -69,7 +70,18 @@ async def _value(console: Console, collection: Collection, field: str, text: str
                          "text goes in double quotes, \"done\"") from None
 
 
-async def _edit(console: Console, collection: Collection, form: Mapping[str, Any]) -> Edit:
+async def _edit(console: Console, collection: Collection, form: Mapping[str, Any]
+                ) -> Edit | str:
+    """The change the form asks for, or why it cannot be made."""
+    try:
+        return await _asked(console, collection, form)
+    except ValueError as exc:
+        return str(exc)
+    except InvalidQuery as exc:
+        return exc.message
+
+
+async def _asked(console: Console, collection: Collection, form: Mapping[str, Any]) -> Edit:
     field = _text(form, "field").strip()
     if not field:
         raise ValueError("name the field to change")
@@ -91,8 +103,7 @@ async def _page(console: Console, target: Target, collection: Collection, ids: l
                 error: str = "", messages: list[str] | None = None) -> Response[str]:
     count = 0
     if edit is not None:
-        ticked = query_filter({"q": [msgspec.json.encode({"_id": {"$in": ids}}).decode()]},
-                              console.database.limits)
+        ticked = query_filter({"q": [selected(ids)]}, console.database.limits)
         count = await collection.count(ticked)
     return render("bulk_edit.html", status, **console.page(
         title="Change the ticked documents" if edit is None else "Change these documents?",
@@ -114,11 +125,9 @@ async def show(console: Console, target: Target, collection: Collection, ids: li
     ids = _ticked(ids)
     if "field" not in form:
         return await _page(console, target, collection, ids, form)
-    try:
-        edit = await _edit(console, collection, form)
-    except (ValueError, InvalidQuery) as exc:
-        return await _page(console, target, collection, ids, form, status=400,
-                           error=exc.message if isinstance(exc, InvalidQuery) else str(exc))
+    edit = await _edit(console, collection, form)
+    if isinstance(edit, str):
+        return await _page(console, target, collection, ids, form, status=400, error=edit)
     return await _page(console, target, collection, ids, form, edit=edit)
 
 
@@ -126,11 +135,9 @@ async def apply(console: Console, target: Target, collection: Collection, ids: l
                 form: Mapping[str, Any]) -> Response[Any]:
     """Change every ticked document in one batch; back to the collection, or say why not."""
     ids = _ticked(ids)
-    try:
-        edit = await _edit(console, collection, form)
-    except (ValueError, InvalidQuery) as exc:
-        return await _page(console, target, collection, ids, form, status=400,
-                           error=exc.message if isinstance(exc, InvalidQuery) else str(exc))
+    edit = await _edit(console, collection, form)
+    if isinstance(edit, str):
+        return await _page(console, target, collection, ids, form, status=400, error=edit)
 
     async def write(document_id: str) -> object:
         return await collection.update(document_id, edit.body)
