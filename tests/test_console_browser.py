@@ -560,7 +560,7 @@ def test_columns_are_chosen_and_remembered_with_a_total_and_readable_dates(
         expect(table.locator("caption")).to_have_text("Documents 1\N{EN DASH}3 of 3")
 
 
-def test_ticked_documents_are_deleted_together_and_the_sidebar_finds_collections(
+def test_ticked_documents_are_edited_and_deleted_together_and_the_sidebar_finds_collections(
         server: ConsoleServer, browser: Any) -> None:
     made = server.api("POST", "/rest/bulky", json=[{"n": n} for n in range(5)]).json()
     server.api("POST", "/rest/elsewhere", json={"n": 1})
@@ -572,12 +572,22 @@ def test_ticked_documents_are_deleted_together_and_the_sidebar_finds_collections
         page.get_by_label("Find a collection").fill("elsew")
         expect(sidebar.get_by_role("link", name="elsewhere")).to_be_visible()
         expect(sidebar.get_by_role("link", name="bulky")).to_be_hidden()
+        for document in made[:3]:
+            page.get_by_label(f"Select {document['_id']}").check()
+        page.get_by_role("button", name="Edit selected…").click()
+        page.locator("#bulk-field").fill("state")
+        page.locator("#bulk-value").fill('"done"')
+        page.get_by_role("button", name="Review the change").click()
+        expect(page.locator("#change-count")).to_contain_text("3 of the 3 ticked documents")
+        page.get_by_role("button", name="Change 3 documents").click()
+        expect(page.locator("#flash")).to_contain_text("Set state on 3 document(s) in one batch")
+        expect(page.locator("#documents tbody td", has_text="done")).to_have_count(3)
         for document in made[:2]:
             page.get_by_label(f"Select {document['_id']}").check()
         page.get_by_role("button", name="Delete selected…").click()
-        expect(page.locator("#match-count")).to_contain_text("2 documents")
+        expect(page.locator("#match-count")).to_contain_text("2 of the 2 ticked documents")
         page.get_by_role("button", name="Delete 2 documents").click()
-        expect(page.locator("#flash")).to_have_text("Deleted 2 matching document(s).")
+        expect(page.locator("#flash")).to_contain_text("Deleted 2 document(s) in one batch")
         expect(page.locator("#documents tbody tr")).to_have_count(3)
         page.get_by_label("Select every document of this page").check()
         page.get_by_role("button", name="Delete selected…").click()

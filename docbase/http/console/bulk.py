@@ -1,11 +1,11 @@
-"""Delete by query from the console: how many documents match, then delete them.
+"""Delete many documents from the console: the ticked ones, or what a query matches.
 
-The documents ticked in the table are deleted the same way, by the query naming their
-ids (:func:`selected`).
-
-``GET /_/c/<collection>/_delete?q=...`` counts the documents the ``q`` filter matches
-(through the collection's read pipeline, like ``GET /rest/<collection>?q=...&count=true``)
-and asks for confirmation; ``POST`` deletes them with
+``GET /_/c/<collection>/_delete?ids=A&ids=B`` (the documents ticked in the table) or
+``?q=...`` counts the documents (through the collection's read pipeline, like
+``GET /rest/<collection>?q=...&count=true``) and asks for confirmation. Its ``POST``
+deletes the ticked documents one by one (children included) in one batch
+(:mod:`~docbase.http.console.batched`): all of them, or, when one is refused, none. A
+``q`` filter is deleted with
 :meth:`~docbase.core.collection.Collection.delete_where`, as
 ``DELETE /rest/<collection>/*?q=...`` does (children included).
 """
@@ -20,10 +20,12 @@ from litestar import Response
 from docbase.core.collection import Collection
 from docbase.core.errors import InvalidQuery
 from docbase.core.query import Filter
+from docbase.http.console.batched import in_one_batch
 from docbase.http.console.flash import go
 from docbase.http.console.guard import Console
 from docbase.http.console.rendering import render
 from docbase.http.console.targets import Target
+from docbase.http.errors import answer_for
 from docbase.http.params import query_filter
 
 
@@ -41,18 +43,27 @@ def _filter(console: Console, q: Any) -> tuple[str, Filter]:
 
 
 async def preview(console: Console, target: Target, collection: Collection,
-                  q: Any) -> Response[str]:
-    """The confirmation page, with the number of matching documents."""
-    text, parsed = _filter(console, q)
-    return render("delete_many.html", **console.page(
-        title="Delete matching documents?", target=target, q=text,
+                  ids: list[str], q: Any, *, status: int = 200,
+                  error: str = "") -> Response[str]:
+    """The confirmation page, with the number of documents ticked or matching."""
+    text, parsed = _filter(console, selected(ids) if ids else q)
+    return render("delete_many.html", status, **console.page(
+        title="Delete the ticked documents?" if ids else "Delete matching documents?",
+        target=target, q=text, ids=ids, error=error,
         count=await collection.count(parsed)))
 
 
-async def delete_matching(console: Console, target: Target, collection: Collection,
-                          q: Any) -> Response[Any]:
-    """Delete what ``q`` matches, then back to the collection."""
+async def delete(console: Console, target: Target, collection: Collection,
+                 ids: list[str], q: Any) -> Response[Any]:
+    """Delete the ticked documents (one batch) or what ``q`` matches; back to the list."""
+    listing = f"{console.base}/c/{target.collection_path}"
+    if ids:
+        outcome = await in_one_batch(console.database, ids, collection.delete)
+        if outcome.error is None:
+            return go(console.base, listing, outcome.message("Deleted"))
+        return await preview(console, target, collection, ids, None,
+                             status=answer_for(type(outcome.error)).status,
+                             error=outcome.message("Deleted"))
     _, parsed = _filter(console, q)
     deleted = await collection.delete_where(parsed)
-    return go(console.base, f"{console.base}/c/{target.collection_path}",
-              f"Deleted {len(deleted)} matching document(s).")
+    return go(console.base, listing, f"Deleted {len(deleted)} matching document(s).")

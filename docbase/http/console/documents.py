@@ -22,7 +22,7 @@ from docbase.core.documents import SYSTEM_FIELDS
 from docbase.core.errors import DocbaseError, ValidationFailed, VersionMismatch
 from docbase.core.schema.model import FieldSpec
 from docbase.core.update import SetOp, UnsetOp, Update
-from docbase.http.console import bulk, pickers
+from docbase.http.console import bulk, bulk_edit, pickers
 from docbase.http.console.browse import collection_page
 from docbase.http.console.fields import form_specs, inputs, joined, split, submitted
 from docbase.http.console.flash import go
@@ -83,10 +83,12 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
     if where.document_id is None and where.action == "view":
         return await collection_page(request, console, where)
     collection = where.collection(console.database, console.principal)
+    ids = request.query_params.getall("ids", [])
+    if where.action == "edit":
+        return await bulk_edit.show(console, where, collection, ids, request.query_params)
     if where.action == "delete" and where.document_id is None:
-        ids = request.query_params.getall("ids", [])
-        return await bulk.preview(console, where, collection,
-                                  bulk.selected(ids) if ids else request.query_params.get("q"))
+        return await bulk.preview(console, where, collection, ids,
+                                  request.query_params.get("q"))
     specs = await _specs(console, collection)
     picks = await pickers.choices(console, specs)
     if where.action == "new":
@@ -109,14 +111,18 @@ async def show(request: HttpRequest, target: FromPath[str]) -> Response[str]:
 
 @post(console_paths(TARGET), status_code=303)
 async def change(request: HttpRequest, target: FromPath[str]) -> Response[Any]:
-    """``POST /_/c/...``: save a document, create one, or delete one."""
-    form = dict(await request.form())
+    """``POST /_/c/...``: save a document, create one, delete one; change or delete many."""
+    submitted_form = await request.form()
+    form = dict(submitted_form)
     console = await signed_in(request, form=form)
     where = Target(target)
     collection = where.collection(console.database, console.principal)
     listing = f"{console.base}/c/{where.collection_path}"
+    ids = submitted_form.getall("ids", [])
+    if where.action == "edit":
+        return await bulk_edit.apply(console, where, collection, ids, form)
     if where.action == "delete" and where.document_id is None:
-        return await bulk.delete_matching(console, where, collection, form.get("q"))
+        return await bulk.delete(console, where, collection, ids, form.get("q"))
     if where.action == "delete" and where.document_id is not None:
         await collection.delete(where.document_id)
         return go(console.base, listing, f"Deleted document {where.document_id}.")

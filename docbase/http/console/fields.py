@@ -99,11 +99,12 @@ def joined(specs: list[FieldSpec], texts: dict[str, str], rest: dict[str, Any]
     for spec in specs:
         text = texts.get(spec.name, "").strip()
         if text:
-            body[spec.name] = _typed(spec, text)
+            body[spec.name] = typed(spec, text)
     return body
 
 
-def _typed(spec: FieldSpec, text: str) -> Any:
+def typed(spec: FieldSpec, text: str) -> Any:
+    """The value an input's ``text`` stores: lists, yes/no and numbers read as such."""
     if spec.type in LIST_TYPES:
         items = [item.strip() for item in text.split(",") if item.strip()]
         return [{"_id": i} for i in items] if spec.type == FieldType.LOOKUP else items

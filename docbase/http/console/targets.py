@@ -4,7 +4,8 @@
 ``/_/c/people/ID/notes`` the children of that document in its child field ``notes``,
 ``/_/c/people/ID/notes/CID`` one child, and so on. A final ``_new`` (after a
 collection) or ``_delete`` (after a document, or after a collection: delete by query)
-names the form that creates or deletes:
+names the form that creates or deletes, and ``_edit`` (after a collection) the bulk edit
+of ticked documents:
 no user collection, field or id starts with ``_``, so these cannot be mistaken for one.
 The collection objects are the ones ``/rest`` uses, with their read and write pipeline.
 """
@@ -19,8 +20,8 @@ from docbase.core.collection import Collection
 from docbase.core.database import Database
 from docbase.core.errors import NotFound
 
-Action = Literal["view", "new", "delete"]
-_ACTIONS: dict[str, Action] = {"_new": "new", "_delete": "delete"}
+Action = Literal["view", "new", "delete", "edit"]
+_ACTIONS: dict[str, Action] = {"_new": "new", "_delete": "delete", "_edit": "edit"}
 
 
 class Target:
@@ -34,7 +35,7 @@ class Target:
         if self.action != "view":
             parts.pop()
         collection_level = len(parts) % 2 == 1
-        if not parts or (self.action == "new" and not collection_level):
+        if not parts or (self.action in ("new", "edit") and not collection_level):
             raise NotFound("no such console page")
         self.document_id: str | None = parts[-1] if len(parts) % 2 == 0 else None
         self.parts = parts
