@@ -159,7 +159,7 @@ class QueryCompiler:
 
     def _any_equal(self, scope: Scope, path: Path, values: Sequence[JSON]) -> Condition:
         if scope is self.root and path == ("_id",):  # one string, in the id column
-            ids = [v for v in values if isinstance(v, str)] or [None]
+            ids: list[str | None] = [v for v in values if isinstance(v, str)] or [None]
             return self.table.c.id == ids[0] if len(ids) == 1 else self.table.c.id.in_(ids)
         parts = []
         if any(v is None for v in values):
