@@ -69,3 +69,7 @@ def _check(index: int, request: BatchRequest) -> None:
     if not request.path.startswith("/rest/") or "#" in request.path:
         raise InvalidQuery(f"request {index}: the path must start with /rest/, not "
                            f"{request.path!r}")
+    for name, value in request.passed_headers():
+        if not all(c == "\t" or " " <= c <= "~" or "\x80" <= c <= "\xff" for c in value):
+            raise InvalidQuery(f"request {index}: the {name} header must be one line of "
+                               f"ISO-8859-1 text, not {value!r}")

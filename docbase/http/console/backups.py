@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import msgspec
 from litestar import Response, get, post
+from litestar.params import FromPath
 from litestar.response import Stream
 
 from docbase.core.errors import NotFound
@@ -105,7 +106,7 @@ def file_download(path: Path, name: str, *, remove_folder: bool = False) -> Stre
 
 
 @get(console_paths("/data/backups/{name:str}"))
-async def download_backup(request: HttpRequest, name: str) -> Stream:
+async def download_backup(request: HttpRequest, name: FromPath[str]) -> Stream:
     """``GET /_/data/backups/<name>``: one backup of this database."""
     console = await signed_in(request)
     place = _place(request)
