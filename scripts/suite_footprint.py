@@ -76,7 +76,8 @@ def tree(root: int) -> list[int]:
 
 
 KINDS = (("pytest", ("pytest", "sys.stdin.readline")), ("chromium", ("chrom",)),
-         ("mongo wire server", ("node",)), ("docbase serve", ("docbase", "spawn_main")))
+         ("playwright driver", ("playwright",)), ("mongo wire server", ("start.mjs",)),
+         ("docbase serve", ("docbase", "spawn_main")))
 """Kinds of processes, by words of their command line (the first kind that matches)."""
 
 
