@@ -11,7 +11,7 @@ and the write pipeline are those of a request sent alone; nothing is special-cas
 from __future__ import annotations
 
 from typing import Any
-from urllib.parse import unquote
+from urllib.parse import quote, unquote
 
 import msgspec
 from litestar import Request
@@ -23,6 +23,9 @@ from docbase.http.context import raw_key, raw_token
 _CREDENTIAL_HEADERS = frozenset({b"host", b"origin", b"user-agent", b"x-forwarded-for",
                                  b"x-forwarded-proto"})
 _JSON = (b"content-type", b"application/json")
+_QUERY_SAFE = "".join(map(chr, range(0x21, 0x7F)))
+"""Kept as written in a query string; the rest (spaces, controls, non-ASCII) is
+percent-encoded as UTF-8, as a client sends it on the wire."""
 
 
 class SubRequests:
@@ -59,7 +62,8 @@ class SubRequests:
             "server": self.parent.get("server"), "client": self.parent.get("client"),
             "root_path": self.parent.get("root_path", ""), "path": unquote(full),
             "raw_path": full.encode("latin-1", "replace"),
-            "query_string": query.encode("latin-1", "replace"), "headers": headers,
+            "query_string": quote(query, safe=_QUERY_SAFE).encode("ascii"),
+            "headers": headers,
             "state": {},
         }
         return await _call(self.app, scope, raw)
