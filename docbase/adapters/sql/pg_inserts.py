@@ -131,10 +131,7 @@ class PgInserter:
         number = self._number(collection) if held is None else self._held_number(collection)
         if number is None:
             return None
-        key = (sql, number)
-        statement = self._statements.get(key)
-        if statement is None:
-            statement = self._statements[key] = sql(number)
+        statement = self._statement(sql, number)
         if held is not None:
             if sql is insert_sql:
                 return await self._insert_held(held, collection, number, arguments)
@@ -168,20 +165,25 @@ class PgInserter:
         value or ``_id`` taken) into an ``INSERT 0 0``, which leaves the transaction
         usable; the insert is then sent again in a savepoint for the error to raise.
         """
-        key = (insert_unless_taken_sql, number)
-        statement = self._statements.get(key)
-        if statement is None:
-            statement = self._statements[key] = insert_unless_taken_sql(number)
         try:
-            status = await connection.execute(statement, *arguments)
+            status = await connection.execute(
+                self._statement(insert_unless_taken_sql, number), *arguments)
         except self._server_error as exc:  # the transaction is failed: the caller stops
             raise translated(str(getattr(exc, "sqlstate", "") or ""), str(exc)) from exc
         except Exception as exc:
             raise BackendError(f"database unavailable: {exc}") from exc
         if status != "INSERT 0 0":
             return status
-        return await self._in_savepoint(connection, self._statements[(insert_sql, number)],
+        return await self._in_savepoint(connection, self._statement(insert_sql, number),
                                         arguments, fetch=False)
+
+    def _statement(self, sql: Callable[[int], str], number: int) -> str:
+        """The text of ``sql`` for table ``number``, written once."""
+        key = (sql, number)
+        statement = self._statements.get(key)
+        if statement is None:
+            statement = self._statements[key] = sql(number)
+        return statement
 
     async def _in_savepoint(self, connection: Any, statement: str, arguments: tuple[Any, ...],
                             *, fetch: bool) -> Any:
