@@ -57,7 +57,8 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
         """Nothing to release; the data stays until the object is dropped."""
 
     def _documents(self, collection: str) -> list[Document]:
-        return list(self._collections.get(collection, {}).values())
+        """The documents this task may read (``_visible``: a writer sees the stored ones)."""
+        return list(self._visible(collection).values())
 
     def _check_unique(
         self,
@@ -105,12 +106,12 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
     async def find(self, collection: str, query: Query) -> list[Document]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.find`."""
         with within(self.query_timeout):
-            return evaluate.run_query(list(self._visible(collection).values()), query)
+            return evaluate.run_query(self._documents(collection), query)
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.count`."""
         with within(self.query_timeout):
-            return evaluate.count(list(self._visible(collection).values()), filter)
+            return evaluate.count(self._documents(collection), filter)
 
     async def aggregate(
         self,
@@ -121,8 +122,7 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
     ) -> list[AggregateRow]:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.aggregate`."""
         with within(self.query_timeout):
-            matching = [d for d in self._visible(collection).values()
-                        if evaluate.matches(filter, d)]
+            matching = [d for d in self._documents(collection) if evaluate.matches(filter, d)]
         rows = grouping.aggregate(matching, groupby, aggregates)
         return [AggregateRow(row.key, _copy(row.values)) for row in rows]
 
