@@ -109,6 +109,9 @@ class Sampler(threading.Thread):
         self.group, self.every = group, every
         self.peak_rss = self.peak_pss = self.peak_processes = 0
         self.peak_by_kind: dict[str, int] = {}  # PSS KiB, each kind's own peak
+        self.at_peak: dict[str, int] = {}  # PSS KiB by kind in the sample of the peak
+        self.timeline: list[tuple[float, dict[str, int]]] = []  # each sample, by kind
+        self.started = time.monotonic()
         self.stopped = threading.Event()
 
     def run(self) -> None:
@@ -122,8 +125,10 @@ class Sampler(threading.Thread):
                 by_kind[kind] = by_kind.get(kind, 0) + pss
             for kind, pss in by_kind.items():
                 self.peak_by_kind[kind] = max(self.peak_by_kind.get(kind, 0), pss)
+            self.timeline.append((time.monotonic() - self.started, by_kind))
             self.peak_rss = max(self.peak_rss, sum(rss for rss, _ in sizes))
-            self.peak_pss = max(self.peak_pss, sum(pss for _, pss in sizes))
+            if sum(pss for _, pss in sizes) > self.peak_pss:
+                self.peak_pss, self.at_peak = sum(pss for _, pss in sizes), by_kind
             self.peak_processes = max(self.peak_processes, len(pids))
 
 
@@ -131,6 +136,8 @@ def main() -> int:
     """Run the command, pass its output through, print the figures; its exit status."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--every", type=float, default=0.5, help="seconds between samples")
+    parser.add_argument("--timeline", type=Path,
+                        help="write each sample's PSS by kind (MiB) to this CSV file")
     parser.add_argument("command", nargs="*", help="the command (default: README's)")
     args = parser.parse_args()
     command = " ".join(args.command) if args.command else readme_command()
@@ -164,7 +171,23 @@ def main() -> int:
     kinds = sorted(sampler.peak_by_kind.items(), key=lambda item: -item[1])
     print("each kind's own peak (PSS): " + ", ".join(
         f"{kind} {kib / 1024:,.0f} MiB" for kind, kib in kinds))
+    print("at the peak (PSS): " + ", ".join(
+        f"{kind} {kib / 1024:,.0f} MiB"
+        for kind, kib in sorted(sampler.at_peak.items(), key=lambda item: -item[1])))
+    if args.timeline:
+        write_timeline(args.timeline, sampler.timeline)
     return status
+
+
+def write_timeline(path: Path, timeline: list[tuple[float, dict[str, int]]]) -> None:
+    """One CSV row a sample: seconds since start, then each kind's PSS in MiB."""
+    kinds = sorted({kind for _, by_kind in timeline for kind in by_kind})
+    rows = [",".join(["seconds", *kinds, "total"])]
+    for at, by_kind in timeline:
+        values = [by_kind.get(kind, 0) / 1024 for kind in kinds]
+        rows.append(",".join([f"{at:.1f}", *(f"{v:.0f}" for v in values),
+                              f"{sum(values):.0f}"]))
+    path.write_text("\n".join(rows) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
