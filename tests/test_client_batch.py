@@ -21,7 +21,7 @@ import docbase
 from docbase.client import RemoteDatabase
 from docbase.client.pending import Reference
 from docbase.core.database import Database
-from docbase.core.errors import InvalidQuery, TransactionsUnsupported
+from docbase.core.errors import InvalidQuery, NotFound, TransactionsUnsupported
 from docbase.core.schema import parse_schema
 from tests.backends import BACKENDS, sql_backend, sql_url
 from tests.remote_backends import served
@@ -198,7 +198,8 @@ async def test_before_the_block_ends_the_answers_are_references(
         async with db.batch() as batch:
             order = await orders.insert({"customer": "ann"})
             made = await orders.insert_many([{"n": 1}])
-            assert order["_id"] == Reference(0, ("_id",))
+            assert isinstance(order["_id"], Reference)
+            assert order["_id"].name == "0._id"
             assert str(made[0]["_id"]) == "{1.0._id}"
             await orders.children(made[0]["_id"], "lines").insert({"order": order["_id"]})
             assert batch.requests[2] == {"method": "POST",
@@ -222,3 +223,31 @@ async def test_an_atomic_block_on_mongodb_raises_and_stores_nothing(
             async with db.batch():
                 await db.collection("orders").insert({"customer": "ann"})
         assert await stored.collection("orders").find() == []
+
+
+async def test_a_reference_is_sent_only_in_its_own_batch(
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    """Its ``N`` would name another request elsewhere: a value of a batch already sent,
+    of a request an inner block dropped, or of a failed batch is refused."""
+    async with remote_pair(request, "memory", tmp_path) as (db, stored):
+        orders = db.collection("orders")
+        async with db.batch():
+            early = (await orders.insert({"n": 1}))["_id"]
+            with contextlib.suppress(LookupError):
+                async with db.batch():
+                    dropped = (await orders.insert({"n": 2}))["_id"]
+                    raise LookupError
+            with pytest.raises(InvalidQuery, match="already sent"):
+                await orders.insert({"parent": dropped})
+            await orders.insert({"n": 3})
+            with pytest.raises(InvalidQuery, match="If-Match"):
+                await orders.patch(early, {"n": 5}, expected_version=0)
+        with pytest.raises(InvalidQuery):
+            async with db.batch():
+                await orders.get(early)
+        with pytest.raises(NotFound):
+            async with db.batch():
+                failed = await orders.patch("5f0000000000000000000000", {"n": 4})
+        with pytest.raises(KeyError):
+            failed["_id"]  # an empty answer, no longer a reference
+        assert sorted(d["n"] for d in await stored.collection("orders").find()) == [1, 3]

@@ -23,7 +23,7 @@ from urllib.parse import urlencode
 import msgspec
 
 from docbase.client.errors import error_from_body
-from docbase.client.pending import PendingDocument, PendingList, encode_references
+from docbase.client.pending import PendingDocument, PendingList, Slot, encode_references
 
 if TYPE_CHECKING:
     from docbase.client.transport import Transport
@@ -55,17 +55,27 @@ class RemoteBatch:
         request: dict[str, Any] = {"method": method,
                                    "path": path + (f"?{urlencode(params)}" if params else "")}
         if json is not None:
-            request["body"] = msgspec.to_builtins(json, enc_hook=encode_references)
+            request["body"] = msgspec.to_builtins(
+                json, enc_hook=lambda value: encode_references(value, self))
         if headers:
             request["headers"] = dict(headers)
-        pending = kind(len(self.requests), prefix)
+        pending = kind(Slot(self, len(self.requests)), prefix)
         self.requests.append(request)
         self.pending.append((pending, finish))
         return pending
 
     def forget_from(self, index: int) -> None:
         """Drop the requests queued from ``index`` on (an inner block that raised)."""
+        self.close(index)
         del self.requests[index:], self.pending[index:]
+
+    def close(self, start: int = 0) -> None:
+        """Close the slots from ``start`` on, so that their references are sent no more.
+
+        A pending answer the batch's answer does not fill stays empty from then on.
+        """
+        for pending, _ in self.pending[start:]:
+            pending.reference.slot.open = False
 
     async def send(self) -> None:
         """``POST /batch`` the queued requests; fill each pending answer.
@@ -76,6 +86,7 @@ class RemoteBatch:
             BackendError: the server could not be reached, after the retries.
 
         """
+        self.close()
         if not self.requests:
             return
         response = await self.transport.send(
@@ -128,4 +139,5 @@ async def running(transport: Transport, *, atomic: bool) -> AsyncIterator[Remote
         raise
     finally:
         _batch.reset(token)
+        batch.close()
     await batch.send()

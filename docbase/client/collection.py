@@ -17,7 +17,7 @@ import msgspec
 from docbase.client.batch import Finish, current_batch
 from docbase.client.changes import RemoteChange, follow
 from docbase.client.errors import error_from_body, is_error_body
-from docbase.client.pending import PendingDocument, PendingList
+from docbase.client.pending import PendingDocument, PendingList, Reference
 from docbase.client.query_params import encode_filter, list_params
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, DocbaseError, InvalidQuery, ValidationFailed
@@ -42,6 +42,9 @@ def _q(q: Filter | Mapping[str, JSON] | None) -> str:
 def _if_match(document_id: str, expected_version: int | None) -> dict[str, str]:
     if expected_version is None:
         return {}
+    if isinstance(document_id, Reference) or isinstance(expected_version, Reference):
+        raise InvalidQuery("If-Match cannot hold a value of a batch not sent yet: give "
+                           "expected_version with an id known before the block")
     return {"if-match": f'"{document_id}-{expected_version}"'}
 
 
