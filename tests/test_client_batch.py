@@ -137,10 +137,21 @@ async def an_inner_block_that_raises_is_dropped(db: Any) -> Any:
     return [first, last]
 
 
+async def an_inner_block_not_atomic_keeps_its_writes(db: Any) -> Any:
+    orders = db.collection("orders")
+    async with db.batch():
+        first = await orders.insert({"customer": "ann"})
+        with contextlib.suppress(LookupError):
+            async with db.batch(atomic=False):
+                await orders.insert({"customer": "bob"})
+                raise LookupError
+    return first
+
+
 SCENARIOS = [order_with_lines, stale_write_rolls_back, invalid_write_rolls_back,
              taken_unique_value_rolls_back, not_atomic_keeps_what_ran,
              a_raising_block_stores_nothing, a_raising_block_not_atomic_keeps_its_writes,
-             an_inner_block_that_raises_is_dropped]
+             an_inner_block_that_raises_is_dropped, an_inner_block_not_atomic_keeps_its_writes]
 
 
 @contextlib.asynccontextmanager
@@ -251,3 +262,28 @@ async def test_a_reference_is_sent_only_in_its_own_batch(
         with pytest.raises(KeyError):
             failed["_id"]  # an empty answer, no longer a reference
         assert sorted(d["n"] for d in await stored.collection("orders").find()) == [1, 3]
+
+
+async def one_batch_inside_another(one: Any, two: Any) -> list[int]:
+    """A block of database ``two`` inside one of ``one``: how many answers each got."""
+    async with one.batch() as first:
+        made = await one.collection("orders").insert({"n": 1})
+        async with two.batch() as second:
+            await two.collection("orders").insert({"n": 2})
+            await one.collection("orders").insert({"n": 4})  # queued in one's batch
+            with pytest.raises(InvalidQuery, match="another batch"):
+                await two.collection("orders").insert({"of": made["_id"]})
+        assert len(second.responses) == 1  # sent at the end of its own block
+        await one.collection("orders").insert({"n": 3})
+    return [len(first.responses), len(second.responses)]
+
+
+async def test_the_batches_of_two_databases_queue_their_own_calls(
+        request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    async with (served(request, "memory", tmp_path) as (live, stored),
+                await docbase.connect(live.base_url, apikey=live.admin_keys["main"],
+                                      verify=live.certfile) as one,
+                await docbase.connect(live.base_url, apikey=live.admin_keys["main"],
+                                      verify=live.certfile) as two):
+        assert await one_batch_inside_another(one, two) == [3, 1]
+        assert sorted(d["n"] for d in await stored.collection("orders").find()) == [1, 2, 3, 4]

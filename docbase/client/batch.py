@@ -104,21 +104,22 @@ class RemoteBatch:
             raise failure
 
 
-_batch: ContextVar[RemoteBatch | None] = ContextVar("docbase_remote_batch", default=None)
+_batches: ContextVar[tuple[RemoteBatch, ...]] = ContextVar("docbase_remote_batches",
+                                                           default=())
+"""The open batches of the running task, one per remote database at most."""
 
 
 def current_batch(transport: Transport) -> RemoteBatch | None:
     """The batch the running task queues the requests of ``transport`` in, or ``None``."""
-    batch = _batch.get()
-    return batch if batch is not None and batch.transport is transport else None
+    return next((b for b in _batches.get() if b.transport is transport), None)
 
 
 @contextlib.asynccontextmanager
 async def running(transport: Transport, *, atomic: bool) -> AsyncIterator[RemoteBatch]:
     """Queue the block's requests of ``transport``; send them as one batch at its end.
 
-    A block inside a block joins the outer batch; if it raises, its requests are dropped
-    (as the embedded inner block's savepoint is rolled back).
+    A block inside a block joins the outer batch; if an atomic one raises, its requests
+    are dropped (as the embedded inner block's savepoint is rolled back).
     """
     outer = current_batch(transport)
     if outer is not None:
@@ -126,11 +127,12 @@ async def running(transport: Transport, *, atomic: bool) -> AsyncIterator[Remote
         try:
             yield outer
         except BaseException:
-            outer.forget_from(start)
+            if atomic:
+                outer.forget_from(start)
             raise
         return
     batch = RemoteBatch(transport, atomic=atomic)
-    token = _batch.set(batch)
+    token = _batches.set((*_batches.get(), batch))
     try:
         yield batch
     except Exception:
@@ -138,6 +140,6 @@ async def running(transport: Transport, *, atomic: bool) -> AsyncIterator[Remote
             await batch.send()
         raise
     finally:
-        _batch.reset(token)
+        _batches.reset(token)
         batch.close()
     await batch.send()
