@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:  # imported on first use (below), so that a process running only a part
     # of docbase (the server's supervisor) does not hold the whole library in memory
     from docbase.client import RemoteDatabase
+    from docbase.connecting import connect
     from docbase.core.auth.principal import Principal
     from docbase.core.changes import Change
-    from docbase.core.composition import connect
     from docbase.core.database import Collection, Database
     from docbase.core.errors import (
         BackendError,
@@ -122,7 +122,7 @@ _LAZY = {
     "WebhookDispatcher": "docbase.core.webhooks.dispatcher",
     "WriteContext": "docbase.core.hooks",
     "WriteEvent": "docbase.core.events",
-    "connect": "docbase.core.composition",
+    "connect": "docbase.connecting",
     "open_stores": "docbase.core.schemes",
     "parse_filter": "docbase.core.query",
     "parse_hints": "docbase.core.query",

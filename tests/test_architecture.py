@@ -87,7 +87,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
 }
 FLOOR_NAMES = ("base", "query language and updates", "ports and access rules", "features",
                "pipeline and collections", "services on collections", "top")
-TOP_IMPORTERS = ("docbase.http", "docbase.cli", "docbase.bootstrap")
+TOP_IMPORTERS = ("docbase.http", "docbase.cli", "docbase.bootstrap", "docbase.connecting")
 """Outside core, who may import ``docbase.core.database`` (and the package ``__init__``)."""
 
 

@@ -261,6 +261,7 @@ async def test_a_retried_batch_with_its_idempotency_key_applies_once(
     assert first.status_code == again.status_code == 200
     assert again.json() == first.json()
     assert again.headers["idempotent-replayed"] == "true"
+    assert again.headers["x-batch-id"] == first.headers["x-batch-id"]
     assert len((await stored(live, "b_"))["audit"]) == 1
 
 

@@ -148,8 +148,10 @@ async def test_tls_is_verified_by_default(live: LiveDocbase) -> None:
             await db.collection("notes").find()
 
 
-async def test_reads_are_sent_again_after_a_connection_failure_writes_are_not() -> None:
-    """A listener that drops every connection counts how often each request came."""
+async def test_reads_and_keyed_writes_are_sent_again_after_a_connection_failure() -> None:
+    """A listener that drops every connection counts how often each request came: a
+    read and a document write (it carries an ``Idempotency-Key``) thrice, a write of a
+    route that does not honour the key once, and any write once without ``retry_writes``."""
     connections = 0
 
     async def drop(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
@@ -158,16 +160,24 @@ async def test_reads_are_sent_again_after_a_connection_failure_writes_are_not() 
         writer.close()
 
     listener = await asyncio.start_server(drop, "127.0.0.1", 0)
-    port = listener.sockets[0].getsockname()[1]
-    async with listener, await docbase.connect(
-            f"https://127.0.0.1:{port}", apikey="k",
-            retries=Retries(attempts=3, backoff=0.01)) as db:
-        with pytest.raises(BackendError, match="cannot reach"):
-            await db.collection("notes").find()
-        assert connections == 3
-        with pytest.raises(BackendError):
-            await db.collection("notes").insert({"n": 1})
-        assert connections == 4
+    url = f"https://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+    async with listener:
+        async with await docbase.connect(url, apikey="k",
+                                         retries=Retries(attempts=3, backoff=0.01)) as db:
+            with pytest.raises(BackendError, match="cannot reach"):
+                await db.collection("notes").find()
+            assert connections == 3
+            with pytest.raises(BackendError):
+                await db.collection("notes").insert({"n": 1})
+            assert connections == 6
+            with pytest.raises(BackendError):
+                await db.publish("ping")
+            assert connections == 7
+        async with await docbase.connect(url, apikey="k", retries=Retries(
+                attempts=3, backoff=0.01, retry_writes=False)) as db:
+            with pytest.raises(BackendError):
+                await db.collection("notes").insert({"n": 1})
+            assert connections == 8
 
 
 async def test_schema_validation_fails_with_the_field_list(live: LiveDocbase) -> None:

@@ -43,6 +43,6 @@ def test_the_client_session_runs_as_written(tmp_path: Path) -> None:
                                 capture_output=True, text=True, timeout=120, check=False)
     assert result.returncode == 0, result.stderr
     printed = result.stdout.splitlines()
-    assert len(printed) == len(expected) == 10, printed
+    assert len(printed) == len(expected) == 12, printed
     for want, got in zip(expected, printed, strict=True):
         assert matches(want, got), (want, got)

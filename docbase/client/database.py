@@ -9,11 +9,13 @@ same documents and the same exceptions; ``docs/client.md`` lists what differs.
 from __future__ import annotations
 
 import ssl
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 from urllib.parse import urlsplit
 
+from docbase.client.batch import RemoteBatch, running
 from docbase.client.changes import follow
 from docbase.client.collection import RemoteCollection
 from docbase.client.media import RemoteMedia
@@ -61,6 +63,21 @@ class RemoteDatabase:
 
         """
         return RemoteCollection(self.transport, check_collection_name(name))
+
+    def batch(self, *, atomic: bool = True) -> AbstractAsyncContextManager[RemoteBatch]:
+        """``async with db.batch() as batch:``: the block's calls as one ``POST /batch``.
+
+        The writes (and ``get``/``find``) of the block's collections are queued, each
+        returning a pending answer whose fields stand for the values not received yet;
+        the block's end sends them with one ``Idempotency-Key`` and fills the answers.
+        Atomic (the default): all or nothing, a failing request raising its error.
+
+        Raises:
+            DocbaseError: the first failing request's error.
+            TransactionsUnsupported: ``atomic`` on a server storing in MongoDB.
+
+        """
+        return running(self.transport, atomic=atomic)
 
     async def meta(self) -> dict[str, Any]:
         """``GET /rest/_meta``: the database's mode and each collection's description."""

@@ -1,11 +1,15 @@
 """One pooled HTTPS client per remote database: credentials, timeouts, retries, errors.
 
 Every request of a :class:`~docbase.client.database.RemoteDatabase` goes through
-:meth:`Transport.request`. A read whose connection fails (refused, reset, timed out
-while connecting) is sent again after a growing pause; a write is not, unless it
-carries an ``Idempotency-Key`` and the transport was told the server honours one
-(``retry_writes``): docs/client.md says why. An error answer raises the exception the
-embedded library raises (:mod:`docbase.client.errors`).
+:meth:`Transport.request`. A request whose connection fails (refused, reset, timed out)
+is sent again after a growing pause: a read always, and a write the server deduplicates
+(``keyed``: the document writes of ``/rest`` and ``POST /batch``) too, unless
+``retry_writes`` is off. Such a write carries one ``Idempotency-Key`` for all its
+attempts, so a retry answers what the first try answered and applies nothing again; one
+answered ``409 IdempotencyKeyInUse`` (its first try is still running) is sent again the
+same way. Other writes (media, mail, operator calls) are sent once.
+An error answer raises the exception the embedded library raises
+(:mod:`docbase.client.errors`).
 """
 
 from __future__ import annotations
@@ -22,7 +26,7 @@ import httpx
 import msgspec
 
 from docbase.client.errors import error_from_answer
-from docbase.core.errors import BackendError
+from docbase.core.errors import BackendError, IdempotencyKeyInUse
 
 __all__ = ["READS", "Retries", "Transport"]
 
@@ -32,7 +36,8 @@ READS = frozenset({"GET", "HEAD", "OPTIONS"})
 _AGAIN = (httpx.ConnectError, httpx.TimeoutException, httpx.RemoteProtocolError,
           httpx.ReadError, httpx.WriteError)
 """Failures after which a request that may be sent again is: the connection failed or
-timed out. Any other transport failure raises :class:`BackendError` at once."""
+timed out. Any other transport failure raises :class:`BackendError` at once; of the
+error answers only ``409 IdempotencyKeyInUse`` is tried again."""
 
 
 @dataclass(frozen=True)
@@ -43,9 +48,9 @@ class Retries:
     """Attempts in all (1: never again)."""
     backoff: float = 0.1
     """The first pause in seconds; each next one doubles."""
-    retry_writes: bool = False
-    """Send writes again too (each carries an ``Idempotency-Key``): only against a server
-    that honours the key, or a retried write may be applied twice."""
+    retry_writes: bool = True
+    """Send writes again too: each carries one ``Idempotency-Key`` for all its attempts,
+    which the server honours (a retry replays the first answer, applying nothing)."""
 
 
 def tls_verify(verify: bool | str | Path | ssl.SSLContext) -> bool | ssl.SSLContext:
@@ -87,8 +92,11 @@ class Transport:
     async def send(self, method: str, path: str, *, params: Mapping[str, Any] | None = None,
                    json: Any = None, content: bytes | None = None,
                    headers: Mapping[str, str] | None = None,
-                   files: Any = None) -> httpx.Response:
+                   files: Any = None, keyed: bool = False) -> httpx.Response:
         """Send one request (again after connection failures, where that is safe).
+
+        ``keyed``: a write of a route that honours ``Idempotency-Key``; it carries a
+        fresh key (unless ``headers`` hold one), the same on every attempt.
 
         Raises:
             DocbaseError: the class of the server's error answer.
@@ -96,26 +104,31 @@ class Transport:
 
         """
         all_headers = {**self.headers, **(headers or {})}
-        if method not in READS:
+        if keyed:
             all_headers.setdefault("idempotency-key", uuid.uuid4().hex)
         if json is not None:
             content = msgspec.json.encode(json)
             all_headers["content-type"] = "application/json"
         request = self.client.build_request(method, path, params=params, content=content,
                                             headers=all_headers, files=files)
-        again = method in READS or self.retries.retry_writes
+        again = method in READS or (keyed and self.retries.retry_writes)
         attempts = self.retries.attempts if again else 1
         for attempt in range(attempts):
+            last = attempt + 1 >= attempts
             try:
                 response = await self.client.send(request)
-                break
             except httpx.TransportError as exc:  # timeouts included
-                if attempt + 1 >= attempts or not isinstance(exc, _AGAIN):
+                if last or not isinstance(exc, _AGAIN):
                     raise BackendError(f"cannot reach {self.base_url}: {exc!r}") from exc
-                await asyncio.sleep(self.retries.backoff * 2 ** attempt)
-        if response.status_code >= 400:
-            raise error_from_answer(response.status_code, response.content, response.headers)
-        return response
+            else:
+                if response.status_code < 400:
+                    return response
+                error = error_from_answer(response.status_code, response.content,
+                                          response.headers)
+                if last or not isinstance(error, IdempotencyKeyInUse):
+                    raise error
+            await asyncio.sleep(self.retries.backoff * 2 ** attempt)
+        raise AssertionError("unreachable: the last attempt returns or raises")
 
     async def request(self, method: str, path: str, **options: Any) -> Any:
         """Send one request and return its decoded JSON body (see :meth:`send`)."""

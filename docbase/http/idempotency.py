@@ -48,7 +48,7 @@ ASGIApp = Any
 
 KEY_HEADER = "idempotency-key"
 REPLAYED = (b"idempotent-replayed", b"true")
-_REPEATED_HEADERS = frozenset({"content-type", "etag", "location"})
+_REPEATED_HEADERS = frozenset({"content-type", "etag", "location", "x-batch-id"})
 
 
 def owner_of(principal: Any) -> str:
