@@ -26,7 +26,14 @@ import pytest
 from tests.served_engines import engine_storage
 from tests.test_serve_harness import Served, run_cli, serving
 
-CHROMIUM = "/usr/bin/chromium"
+CHROMIUM = "/usr/bin/chromium-headless-shell"
+"""Debian's build of Chromium's headless shell (package ``chromium-headless-shell``, from
+the same sources as its ``chromium``): the browser Playwright itself runs for headless
+tests. It renders with the same Blink in about half the memory of the full browser's
+headless mode (docs/testing.md, "Memory")."""
+LEAN_V8 = "--js-flags=--optimize-for-size"
+"""V8 collects garbage sooner: a page's renderer, which keeps axe-core's results of every
+page of a test, peaks at about two thirds of its size otherwise."""
 AXE = Path(__file__).resolve().parent.parent / ".axe-core/node_modules/axe-core/axe.min.js"
 AXE_RUN = """async () => {
   const result = await axe.run(document, {
@@ -93,7 +100,7 @@ def console_server(engine: str, cwd: Path, *args: str) -> Iterator[ConsoleServer
 def chromium() -> Iterator[Any]:
     """Debian's Chromium under Playwright (skipped locally without it, failing in CI)."""
     sync_api = pytest.importorskip("playwright.sync_api")
-    for needed, install in ((CHROMIUM, "apt-get install chromium"),
+    for needed, install in ((CHROMIUM, "apt-get install chromium-headless-shell"),
                             (AXE, "bash scripts/axe-core/install.sh")):
         if not Path(needed).exists():
             if os.environ.get("CI") == "true":
@@ -102,12 +109,32 @@ def chromium() -> Iterator[Any]:
     # Playwright's waits (5 s for expect) are deadlines for hangs only: parallel workers
     # and other runs share the machine, and a page may take seconds to settle
     sync_api.expect.set_options(timeout=HANG_MS)
-    with sync_api.sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path=CHROMIUM)
+    with _lean_node():
+        playwright = sync_api.sync_playwright().start()
+    try:
+        browser = playwright.chromium.launch(executable_path=CHROMIUM, args=[LEAN_V8])
         try:
             yield browser
         finally:
             browser.close()
+    finally:
+        playwright.stop()
+
+
+@contextlib.contextmanager
+def _lean_node() -> Iterator[None]:
+    """Start Playwright's driver (Node.js), within this block, with a small heap, which it
+    then collects sooner; Node.js processes started after the block (the Mongo wire
+    server) get the usual one."""
+    before = os.environ.get("NODE_OPTIONS")
+    os.environ["NODE_OPTIONS"] = f"{before or ''} --max-old-space-size=64".strip()
+    try:
+        yield
+    finally:
+        if before is None:
+            del os.environ["NODE_OPTIONS"]
+        else:
+            os.environ["NODE_OPTIONS"] = before
 
 
 class Watched:
