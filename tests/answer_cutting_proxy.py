@@ -54,11 +54,21 @@ class AnswerCuttingProxy:
         """Set by the first answer."""
         self.cut_paths: list[str] = []
         """The request line of each answer cut (``POST /rest/notes``)."""
+        self._exchanges: dict[asyncio.Task[None], asyncio.StreamWriter] = {}
+        """Each connection's handler and the client's side of it, until it ends."""
 
     async def _exchange(self, reader: asyncio.StreamReader, writer: asyncio.StreamWriter,
                         ) -> None:
-        up_reader, up_writer = await asyncio.open_connection(
-            "127.0.0.1", self.upstream_port, ssl=self.back)
+        task = asyncio.current_task()
+        assert task is not None
+        self._exchanges[task] = writer
+        try:
+            up_reader, up_writer = await asyncio.open_connection(
+                "127.0.0.1", self.upstream_port, ssl=self.back)
+        except BaseException:
+            del self._exchanges[task]
+            await _close(writer)
+            raise
         front, back = h11.Connection(h11.SERVER), h11.Connection(h11.CLIENT)
         try:
             while (request := await _message(reader, front)) is not None:
@@ -81,14 +91,28 @@ class AnswerCuttingProxy:
                 front.start_next_cycle()
                 back.start_next_cycle()
         finally:
-            for closing in (writer, up_writer):
-                closing.close()
-                with contextlib.suppress(OSError, ssl.SSLError):
-                    await closing.wait_closed()
+            self._exchanges.pop(task, None)
+            await _close(writer)
+            await _close(up_writer)
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[str]:
         """Listen on a free loopback port while the block runs; its ``https://`` URL."""
         listener = await asyncio.start_server(self._exchange, "127.0.0.1", 0, ssl=self.front)
-        async with listener:
-            yield f"https://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+        try:
+            async with listener:
+                yield f"https://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
+        finally:
+            # connections the client kept alive end with the proxy, not with the event
+            # loop (whose end would drop their sockets unclosed)
+            handlers = list(self._exchanges)
+            for task in handlers:
+                task.cancel()
+            await asyncio.gather(*handlers, return_exceptions=True)
+
+
+async def _close(writer: asyncio.StreamWriter) -> None:
+    """Close one side of a proxied connection, whatever state its peer left it in."""
+    writer.close()
+    with contextlib.suppress(OSError, ssl.SSLError, asyncio.CancelledError):
+        await writer.wait_closed()
