@@ -48,14 +48,18 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     Under ``--dist loadgroup`` (pyproject's ``addopts``) tests spread over the workers one
     by one; a test using a module-, class- or package-scoped fixture (a served process,
     ``engine_server``) joins its module's group instead, so that the fixture is made once,
-    not once per worker that happens to get one of its tests (docs/testing.md).
+    not once per worker that happens to get one of its tests (docs/testing.md). The
+    modules that drive Chromium (a ``browser`` fixture) share one group, so that only one
+    browser runs at a time: two at once made the suite's peak memory.
     """
     for item in items:
         info = getattr(item, "_fixtureinfo", None)
         if info is None:
             continue
-        if any(definition.scope in _SHARED_SCOPES
-               for definitions in info.name2fixturedefs.values() for definition in definitions):
+        if "browser" in info.name2fixturedefs:
+            item.add_marker(pytest.mark.xdist_group("chromium"))
+        elif any(definition.scope in _SHARED_SCOPES
+                 for definitions in info.name2fixturedefs.values() for definition in definitions):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
 
 
