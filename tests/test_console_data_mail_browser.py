@@ -1,11 +1,13 @@
-"""Journeys of the console's Data page in Chromium (issue 33), on SQLite and PostgreSQL.
+"""Journeys of the Data and Mail pages in Chromium (issue 33), on SQLite and PostgreSQL.
 
 A server with a backup directory serves two databases: the primary and ``fresh``,
 made by ``docbase db create`` before the server starts, each with the administrator.
 CSV rows are imported and seen in the collection's table; a backup of the primary is
 taken, downloaded and restored into ``fresh`` through its own console
-(``/db/fresh/_/``). Every page fails the test on a dialog, a script error, a CSP
-violation or an axe-core finding (``tests/console_browser.py``).
+(``/db/fresh/_/``). The mail settings are typed into their form and a test mail
+arrives at a real SMTP server on loopback (aiosmtpd). Every page fails the test on a
+dialog, a script error, a CSP violation or an axe-core finding
+(``tests/console_browser.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tests.console_browser import (
     screenshot,
     sign_in,
 )
+from tests.smtp_capture import smtp_server
 from tests.test_serve_harness import run_cli
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -116,3 +119,34 @@ def test_a_backup_is_taken_and_restored_into_a_fresh_database(
         page.get_by_role("button", name="Confirm: restore into fresh").click()
         expect(page.get_by_role("alert")).to_contain_text(
             "Restore refused: database 'fresh' is not empty")
+
+
+def test_smtp_is_set_up_in_the_form_and_a_test_mail_arrives(
+        server: ConsoleServer, browser: Any, tmp_path: Path) -> None:
+    with smtp_server(tmp_path, mode="starttls", users={"mailer": "letmein"}) as smtp, \
+            open_page(browser) as watched:
+        cacert = tmp_path / "smtp-ca.pem"  # its self-signed certificate, for STARTTLS
+        cacert.write_text(smtp.cacert or "")
+        server.cli("settings", "set-file", "mail.smtp.cacert", str(cacert))
+        page = watched.page
+        sign_in(page, server)
+        page.get_by_role("link", name="Mail", exact=True).click()
+        page.get_by_label("Transport").select_option("smtp")
+        page.get_by_label("From address").fill("console@example.com")
+        page.get_by_label("SMTP host").fill(smtp.host)
+        page.get_by_label("SMTP port").fill(str(smtp.port))
+        page.get_by_label("Connection security").select_option("starttls")
+        page.get_by_label("SMTP login (blank: no login)").fill("mailer")
+        page.get_by_label("SMTP password (none is stored)").fill("letmein")
+        page.get_by_role("button", name="Save mail settings").click()
+        expect(page.get_by_role("status").first).to_contain_text("Mail settings saved.")
+        expect(page.get_by_label("SMTP password (one is stored; blank keeps it)")
+               ).to_have_value("")
+        page.get_by_label("To", exact=True).fill("ops@example.com")
+        screenshot(page, server, "mail")
+        page.get_by_role("button", name="Send a test mail").click()
+        expect(page.get_by_role("status").first).to_contain_text(
+            f"Test mail to ops@example.com handed through SMTP ({smtp.host}:{smtp.port}).")
+        [received] = smtp.received
+        assert (received.rcpt_tos, received.login) == (["ops@example.com"], "mailer")
+        assert str(received.email["Subject"]) == "docbase test mail (docbase)"
