@@ -97,6 +97,17 @@ def test_each_stores_the_rows_that_fit_and_names_the_refused(servers: Servers) -
     servers.full.api("DELETE", "/rest/finches/*", params={"q": "{}"})
 
 
+def test_many_refused_rows_are_counted_beyond_the_first_ten(servers: Servers) -> None:
+    body = "name,wingspan\n" + "".join(f"bird {n},{'x' * 300}\n" for n in range(15))
+    answer, page = _rows(servers.full, "many.csv", body.encode(), mode="each")
+    assert answer.status_code == 303, page
+    assert "Imported 0 of 15 row(s)" in page
+    assert "line 11:" in page
+    assert "line 12:" not in page
+    assert "; and 5 more." in page
+    assert _finches(servers.full) == []
+
+
 def test_an_ndjson_file_is_imported_whole_through_the_write_pipeline(servers: Servers) -> None:
     body = b'{"name": "siskin", "wingspan": 8}\n\n{"name": "linnet", "wingspan": "9"}\n'
     answer, page = _rows(servers.full, "finches.ndjson", body)

@@ -41,8 +41,9 @@ from docbase.http.console.guard import Console, HttpRequest, console_paths
 from docbase.http.console.uploads import chosen_file, upload_form
 from docbase.http.tabular import by_line
 
-LISTED = 10
-"""At most this many refused lines are named; the message counts the rest."""
+LISTED, SAID = 10, 200
+"""At most ``LISTED`` refused lines are named, each in ``SAID`` characters, so the message
+fits the flash cookie; it counts the rest."""
 Numbered = list[tuple[int, dict[str, Any]]]
 
 
@@ -90,14 +91,18 @@ async def each_alone(collection: Collection, rows: Numbered, run: int
     return stored, refused
 
 
+def _cut(text: str) -> str:
+    return text if len(text) <= SAID else text[:SAID - 1] + "…"
+
+
 def each_message(stored: int, total: int, where: str, refused: list[str]) -> str:
     """What the page says after an ``each`` import."""
     message = f"Imported {stored} of {total} row(s) {where}."
     if refused:
         more = len(refused) - LISTED
-        message += (f" Refused {len(refused)}, nothing stored for them: "
-                    + "; ".join(refused[:LISTED]) + (f"; and {more} more" if more > 0 else "")
-                    + ".")
+        named = "; ".join(_cut(r) for r in refused[:LISTED])
+        rest = f"; and {more} more" if more > 0 else ""
+        message += f" Refused {len(refused)}, nothing stored for them: {named}{rest}."
     return message
 
 
