@@ -133,13 +133,13 @@ async def create_many(request: HttpRequest, ctx: RequestContext, coll: Collectio
     try:
         created = await coll.insert_many([document for _, document in numbered])
     except ValidationFailed as exc:
-        raise _by_line(exc, lines) from None
+        raise by_line(exc, lines) from None
     headers = dict(request.state.get(CORS_STATE) or {})
     return Response(msgspec.json.encode(created), status_code=201,
                     media_type="application/json", headers=headers)
 
 
-def _by_line(error: ValidationFailed, lines: list[int]) -> ValidationFailed:
+def by_line(error: ValidationFailed, lines: list[int]) -> ValidationFailed:
     """The bulk insert's refusal with each ``<index>.<field>`` as ``line <n>.<field>``."""
     fields = []
     for field in error.fields:
@@ -151,4 +151,4 @@ def _by_line(error: ValidationFailed, lines: list[int]) -> ValidationFailed:
     return ValidationFailed(f"{first}: {error.message}", fields)
 
 
-__all__ = ["create_many", "lines_type", "stream_many", "streamed_type"]
+__all__ = ["by_line", "create_many", "lines_type", "stream_many", "streamed_type"]

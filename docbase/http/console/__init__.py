@@ -31,8 +31,11 @@ from docbase.http.console.delivery import DELIVERY_HANDLERS
 from docbase.http.console.documents import DOCUMENT_HANDLERS
 from docbase.http.console.events import console_events
 from docbase.http.console.guard import CsrfRefused, SignInRequired, locate
+from docbase.http.console.mail_settings import MAIL_HANDLERS
 from docbase.http.console.media import MEDIA_HANDLERS
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
+from docbase.http.console.restore import RESTORE_HANDLERS
+from docbase.http.console.rows import ROW_HANDLERS
 from docbase.http.console.schema import SCHEMA_HANDLERS
 from docbase.http.console.signin import SIGNIN_HANDLERS
 from docbase.http.errors import answer_for
@@ -108,7 +111,9 @@ def console_router() -> Router:
         path="/",
         route_handlers=[overview, open_collection, *DOCUMENT_HANDLERS, *SIGNIN_HANDLERS,
                         *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS,
-                        *DELIVERY_HANDLERS, *DATA_HANDLERS, console_events, asset, action_page,
+                        *DELIVERY_HANDLERS, *DATA_HANDLERS, *ROW_HANDLERS, *RESTORE_HANDLERS,
+                        *MAIL_HANDLERS,
+                        console_events, asset, action_page,
                         unknown_page],
         exception_handlers=EXCEPTION_HANDLERS,
         request_max_body_size=MAX_BODY_BYTES,

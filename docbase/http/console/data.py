@@ -24,26 +24,14 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast, get_args
 
-import anyio
 from litestar import Response, get, post
-from litestar.datastructures import UploadFile
 
-from docbase.core.auth.sessions import find_session
-from docbase.core.errors import PayloadTooLarge
 from docbase.core.plugins import lazy_module
-from docbase.http.console.backups import BACKUP_HANDLERS, CHUNK, backups_of, file_download
+from docbase.http.console.backups import BACKUP_HANDLERS, backups_of, file_download
 from docbase.http.console.flash import go
-from docbase.http.console.guard import (
-    SESSION_COOKIE,
-    Console,
-    HttpRequest,
-    SignInRequired,
-    console_paths,
-    locate,
-    signed_in,
-)
+from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import render
-from docbase.http.headers import header
+from docbase.http.console.uploads import chosen_file, held_upload, upload_form
 
 if TYPE_CHECKING:
     from docbase.core import portability
@@ -57,21 +45,25 @@ def import_modes() -> tuple[str, ...]:
     return get_args(portability.ImportMode)
 
 
+ROW_MODES = {"all": "all or nothing: one refused row stores none",
+             "each": "store the rows that fit, list the lines refused"}
+"""The modes of a row import (:mod:`~docbase.http.console.rows`), the default first."""
 BAD_ARCHIVE, REFUSED = 400, 422
 """The page's status for a file that is no archive, and for a refused document."""
 
 
-def data_page(request: HttpRequest, console: Console, *, error: str = "",
-              status: int = 200) -> Response[str]:
+async def data_page(request: HttpRequest, console: Console, *, error: str = "",
+                    status: int = 200) -> Response[str]:
     """The Data page of ``console``, with ``error`` above the forms when given."""
     return render("data.html", status, **console.page(
-        title="Data", modes=import_modes(), backups=backups_of(request, console), error=error))
+        title="Data", modes=import_modes(), backups=backups_of(request, console), error=error,
+        collections=await console.database.collections(), row_modes=ROW_MODES))
 
 
 @get(console_paths("/data"))
 async def data(request: HttpRequest) -> Response[str]:
     """``GET /_/data``."""
-    return data_page(request, await signed_in(request))
+    return await data_page(request, await signed_in(request))
 
 
 def download_name(database: str, now: datetime) -> str:
@@ -94,32 +86,6 @@ async def export(request: HttpRequest) -> Response[Any]:
         shutil.rmtree(spool, ignore_errors=True)
         raise
     return file_download(spool / name, name, remove_folder=True)
-
-
-async def _session_first(request: HttpRequest) -> None:
-    """Refuse a request without a live session before its body is read."""
-    console = locate(request)
-    if await find_session(console.database, request.cookies.get(SESSION_COOKIE)) is None:
-        raise SignInRequired(console.base + "/signin")
-
-
-def _within_limit(request: HttpRequest, limit: int) -> None:
-    declared = header(request, "content-length", "")
-    if not declared.isdigit():
-        raise PayloadTooLarge("send the archive with a Content-Length (as a browser does)")
-    if int(declared) > limit:
-        raise PayloadTooLarge(f"the upload is {declared} bytes; the limit is {limit} "
-                              "(limits.max_upload_bytes)")
-
-
-async def _held(upload: UploadFile, folder: Path) -> Path:
-    """The uploaded archive as a file of ``folder`` (the import reads a file)."""
-    suffix = ".tar.gz" if (upload.filename or "").endswith(".gz") else ".tar"
-    path = folder / f"upload{suffix}"
-    async with await anyio.open_file(path, "wb") as out:
-        while chunk := await upload.read(CHUNK):
-            await out.write(chunk)
-    return path
 
 
 def imported_message(name: str, collections: int, documents: int, media: int) -> str:
@@ -161,25 +127,22 @@ def refused_message(message: str, stored: StoredSoFar) -> str:
 @post(console_paths("/data/import"), status_code=303, request_max_body_size=None)
 async def import_upload(request: HttpRequest) -> Response[Any]:
     """``POST /_/data/import``: import the uploaded archive with the form's mode."""
-    await _session_first(request)
-    _within_limit(request, locate(request).database.limits.max_upload_bytes)
-    form = await request.form()
-    console = await signed_in(request, form=dict(form))
-    upload, mode = form.get("archive"), str(form.get("mode", "insert"))
-    if not isinstance(upload, UploadFile) or not upload.filename:
-        return data_page(request, console, error="Choose an archive file to import.",
+    console, form = await upload_form(request)
+    upload, mode = chosen_file(form.get("archive")), str(form.get("mode", "insert"))
+    if upload is None:
+        return await data_page(request, console, error="Choose an archive file to import.",
                          status=400)
     if mode not in import_modes():
-        return data_page(request, console, error=f"Unknown import mode {mode!r}.", status=400)
+        return await data_page(request, console, error=f"Unknown import mode {mode!r}.", status=400)
     folder = Path(tempfile.mkdtemp(prefix="docbase-console-import-"))
     stored = StoredSoFar()
     try:
-        path = await _held(upload, folder)
+        path = await held_upload(upload, folder)
         manifest, summary = await portability.import_archive(
             console.database, path, mode=cast("ImportMode", mode), progress=stored)
     except (portability.InvalidArchive, portability.ImportRefused) as exc:
         status = REFUSED if isinstance(exc, portability.ImportRefused) else BAD_ARCHIVE
-        return data_page(request, console, error=refused_message(exc.message, stored),
+        return await data_page(request, console, error=refused_message(exc.message, stored),
                          status=status)
     finally:
         shutil.rmtree(folder, ignore_errors=True)
