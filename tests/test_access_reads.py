@@ -107,6 +107,28 @@ async def test_field_read_rules_in_the_library(stores: Any) -> None:
             await ann.count({"salary": {"$gt": 50}})
 
 
+async def test_embedded_children_leave_out_the_fields_the_reader_may_not_read(
+        stores: Any) -> None:
+    """``fetchchildren`` embeds a child as its own collection's read shows it: a field
+    rule of the child collection holds there too (the embedding once kept the read
+    scope's filter but dropped its projection, and handed the salary over)."""
+    async with Database(*stores) as db:
+        await notes_db(db, {"read": ["*"], "fields": {"salary": {"read": ["hr"]}}})
+        folder = await db.collection("folders").insert({"name": "f"})
+        await db.collection("folders").children(folder["_id"], "notes").insert(
+            {"title": "child", "team": "red", "salary": 95156})
+        for reader in (ANN, EDITOR):
+            embedded = await db.collection("folders", reader).get(folder["_id"],
+                                                                  fetchchildren=True)
+            assert [child["title"] for child in embedded["notes"]] == ["child"]
+            assert "salary" not in embedded["notes"][0]
+            listed = await db.collection("folders", reader).children(
+                folder["_id"], "notes").find()
+            assert "salary" not in listed[0]
+        embedded = await db.collection("folders", HR).get(folder["_id"], fetchchildren=True)
+        assert embedded["notes"][0]["salary"] == 95156
+
+
 async def test_bad_access_rules_are_refused_naming_the_key(stores: Any) -> None:
     for access, key in [({"read": "*"}, "access.read"), ({"raed": ["*"]}, "access.raed"),
                         ({"private": "yes"}, "access.private"),

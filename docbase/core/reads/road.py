@@ -34,6 +34,7 @@ from docbase.core.errors import Forbidden, NotFound, Rejected
 from docbase.core.evaluate import matches
 from docbase.core.events import ReadEvent
 from docbase.core.parents import ParentRef, children_of, rest_path, where_stored
+from docbase.core.projection import project
 from docbase.core.query import MATCH_ALL, And, Filter, Projection, Query
 from docbase.core.reads.lookups import lookup_targets
 from docbase.core.reads.resolving import LookupResolver, whole_lookups
@@ -84,27 +85,31 @@ class ReadRoad:
 
     async def _embed_field(self, collection: str, field: str, principal: Principal,
                            documents: list[Document], metafields: bool) -> None:
-        groups: list[tuple[Filter, list[str]]] = []  # parents whose stages agree on a filter
+        # parents whose read stages agree on a filter and a projection (the fields the
+        # principal may not see: a child list leaves them out, and so does its embedding)
+        groups: list[tuple[Filter, Projection | None, list[str]]] = []
         for document in documents:
             parent = ParentRef(collection, document["_id"], field)
             read = await self.admitted(ReadEvent(field, principal, parent=parent,
                                                  query=Query(limit=None)))
             if read is None or read.query is None:
                 continue
-            for filter, ids in groups:
-                if filter == read.query.filter:
+            for filter, projection, ids in groups:
+                if (filter, projection) == (read.query.filter, read.query.projection):
                     ids.append(parent.document_id)
                     break
             else:
-                groups.append((read.query.filter, [parent.document_id]))
-        by_parent: dict[str, list[Document]] = {parent_id: [] for _, ids in groups
+                groups.append((read.query.filter, read.query.projection,
+                               [parent.document_id]))
+        by_parent: dict[str, list[Document]] = {parent_id: [] for _, _, ids in groups
                                                 for parent_id in ids}
-        for filter, ids in groups:
+        for filter, projection, ids in groups:
             selected = children_of(collection, ids)
             query = Query(filter=selected if filter == MATCH_ALL else And((selected, filter)),
                           limit=None)
             for child in await self.documents.find(field, query):
-                by_parent[child["_parent_id"]].append(child)
+                by_parent[child["_parent_id"]].append(
+                    child if projection is None else project(child, projection))
         await self.shape(field, principal,  # one read per lookup target for all parents
                          [child for children in by_parent.values() for child in children])
         for document in documents:
