@@ -18,14 +18,19 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.adapters.sql.auto_indexes import wanted_paths
 from docbase.adapters.sql.indexes import Composite
-from docbase.core.documents import new_document
-from docbase.core.query import Eq, In, Query, SortKey
+from docbase.core.documents import Document, new_document
+from docbase.core.query import And, Eq, In, Query, SortKey
+from docbase.core.query import Path as DocPath
 from docbase.core.settings import AutoIndexing
-from tests.backends import sql_url
+from docbase.testing import strategies as gen
+from docbase.testing.differential import assert_same, loaded
+from tests.backends import sql_backend, sql_url
 
 ROWS = 5000
 BY_PRICE = Query(filter=Eq(("status",), "s7"), sort=(SortKey(("price",), -1),), limit=20)
@@ -161,3 +166,34 @@ def test_a_composite_is_wanted_for_a_scalar_equality_sorted_on_another_path() ->
     assert wanted_paths(several) == [("status",), ("price",)]  # two values: not one order
     unlimited = Query(filter=BY_PRICE.filter, sort=BY_PRICE.sort, limit=None)
     assert wanted_paths(unlimited) == []
+
+
+@pytest.fixture(params=["sqlite-file", pytest.param("postgresql", marks=pytest.mark.postgres)])
+async def candidate(request: pytest.FixtureRequest, tmp_path: Path
+                    ) -> AsyncIterator[SqlDocumentStore]:
+    """One SQL store shared by the examples (its collections are emptied between them)."""
+    async with contextlib.AsyncExitStack() as stack:
+        url = await stack.enter_async_context(sql_url(request.param, tmp_path))
+        store, _ = await stack.enter_async_context(sql_backend(url))
+        yield store
+
+
+@settings(max_examples=60, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(documents=gen.document_sets(), path=gen.paths(max_steps=2), value=gen.json_scalars(),
+       sort=gen.sorts(), data=st.data(), skip=st.integers(0, 3), limit=st.integers(0, 5),
+       descending=st.booleans())
+async def test_pages_led_by_an_equality_equal_reference(
+        candidate: SqlDocumentStore, documents: list[Document], path: DocPath, value: Any,
+        sort: Any, data: st.DataObject, skip: int, limit: int, descending: bool) -> None:
+    # an indexed equality, in the default order (its key index) or sorted on another
+    # path with the composite of the two: the plain stream is read in that index, any
+    # type on each side, arrays in the walked stream
+    filter = And((Eq(path, value), data.draw(gen.filters(), label="filter")))
+    query = Query(filter=filter, sort=sort, skip=skip, limit=limit)
+    indexed = [path, *([sort[0].path] if sort else [])]
+    async with loaded(candidate, documents, indexed) as (name, memory):
+        if sort:
+            await candidate.ensure_composite(name, Composite(path, sort[0].path, descending))
+            await candidate.ensure_composite(name, Composite(path, sort[0].path, not descending))
+        assert_same(await candidate.find(name, query), await memory.find(name, query))
