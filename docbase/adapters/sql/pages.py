@@ -138,8 +138,11 @@ def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
         return Split(tuple(compared), equal) if equal is not None else Split()
     sorted_paths = [key.path for key in query.sort]
     first = query.sort[0]
+    # (the sorted path's own fanout index finds the walked stream's documents; an _id
+    # meets no array)
     if equal is not None and equal != first.path and indexed(
-            Composite(equal, first.path, first.direction == -1)):
+            Composite(equal, first.path, first.direction == -1)) and (
+            first.path == ("_id",) or indexed(first.path)):
         return Split((*compared, *(path for path in sorted_paths if path not in compared)),
                      equal)
     if any(path not in sorted_paths for path in equal_paths(query.filter)
@@ -190,7 +193,9 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
     paths = [encode_path(path) for path in split.flat]
     walking = QueryCompiler(dialect, table)
     flat = QueryCompiler(dialect, table, flat=paths)
-    fanouts = [dialect.fanout(walking.root.fast, path) for path in paths]
+    # a stored _id is one string (the id column's): it never meets an array, and its
+    # fanout in the walked stream's OR would read every match of the condition
+    fanouts = [dialect.fanout(walking.root.fast, path) for path in paths if path != ("_id",)]
     # past a cursor each stream seeks on its own sort parts (:mod:`.keyset`), the plain
     # one in each range of the index the rows after the cursor form
     plain = [_stream(flat, body, query, sa.and_(
@@ -198,9 +203,10 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
         split.leading)
         for seek in [[bound] for bound in keyset.seeks(query, flat)] or [[]]]
     seek = keyset.condition(query, walking)
-    walked = _stream(walking, body, query, sa.and_(
+    walked = [_stream(walking, body, query, sa.and_(
         sa.or_(*fanouts), walking.where(query.filter), *([] if seek is None else [seek])))
-    merged = sa.union_all(*(sa.select(stream.subquery()) for stream in [*plain, walked])
+        ] if fanouts else []
+    merged = sa.union_all(*(sa.select(stream.subquery()) for stream in [*plain, *walked])
                           ).subquery()
     order: list[Any] = []
     position = 0
