@@ -20,6 +20,10 @@ path (``ensure_index``), that stream is one index scan in order that stops after
 documents through the path's fanout index and is usually empty. A cursor's condition
 (:mod:`.keyset`) goes into both streams, on their own sort parts, so that the index
 seeks to the cursor instead of walking the pages before it.
+
+A page led by an equality (:func:`split`) is read in an index holding the value then
+the order: the key index (value, ``id``) for the default order, which then takes the
+same two-stream form with no sort, or a :class:`.Composite` (value, sort, ``id``).
 """
 
 from __future__ import annotations
