@@ -110,7 +110,7 @@ def ensure_composite(conn: sa.Connection, backend: SqlBackend, collection: str,
                      index: Composite) -> bool:
     """Create the composite index unless it exists (names not encoded); whether it did.
 
-    ``(equal's index parts, order's index parts [DESC], id)``: where the equality holds,
+    ``(equal's index parts, order's sort parts [DESC], id)``: where the equality holds,
     its parts are one value, and the rest is the order of a page sorted on ``order``.
     """
     dialect = backend.dialect
@@ -125,7 +125,11 @@ def ensure_composite(conn: sa.Connection, backend: SqlBackend, collection: str,
         collection_id=number, path=text, is_unique=False).returning(registry.c.id))
     table = schema.collection_ddl(number, dialect)
     fast = dialect.root(table, exact=False)
-    ordered = [Grouping(part) for part in dialect.index_parts(fast.walk(encode_path(index.order)))]
+    # every part of the sort, the container key too (PostgreSQL's index_parts lack it,
+    # and then all rows of one price were sorted by it and id: the page was no seek)
+    order = encode_path(index.order)
+    ordered = [Grouping(part) for part in dialect.sort_parts(
+        fast.walk(order), dialect.root(table, exact=True).walk(order))]
     _create(conn, table, f"{table.name}_c{int(inserted.scalar_one())}",
             *dialect.index_parts(fast.walk(encode_path(index.equal))),
             *(part.desc() if index.descending else part for part in ordered), table.c.id)
