@@ -1,5 +1,7 @@
 """Automatic indexes: a path that queries keep needing gets the index ``index: true`` gives.
 
+An equality sorted on another path gets a composite index of the two (:mod:`.indexes`).
+
 A find with a limit whose equality or range condition (or, without one, whose order)
 rests on a path without an index parses every document of the collection. :class:`AutoIndexer`
 counts such finds per collection and path (:meth:`AutoIndexer.unserved`, called on the
@@ -28,8 +30,9 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from docbase.adapters.sql.pages import compared_paths
-from docbase.core.query import Path, Query
+from docbase.adapters.sql.indexes import Composite, Indexed
+from docbase.adapters.sql.pages import compared_paths, seek_equality
+from docbase.core.query import Query
 from docbase.core.settings import AutoIndexing
 
 logger = logging.getLogger("docbase.sql")
@@ -37,21 +40,27 @@ logger = logging.getLogger("docbase.sql")
 _TRACKED = 10_000  # counters kept at most (all dropped when full)
 
 
-def wanted_paths(query: Query) -> list[Path]:
-    """The paths an index would serve ``query`` on, the most useful first.
+def wanted_paths(query: Query) -> list[Indexed]:
+    """The paths (and composites) an index would serve ``query`` on, the most useful first.
 
     The paths of its equality and range conditions (an index seeks to the matches),
-    then its leading sort (an index walks the order). ``_id`` is the table's key and
-    never wanted; the other fields docbase sets (``_created``, ``_createdby``, ...) are
-    stored in the body like any field, and newest-first or per-owner lists need them.
-    Only finds with a limit count: a whole-collection read gains little from an index.
+    then its leading sort (an index walks the order), then, for an equality on another
+    path than the sort's, the :class:`.Composite` of the two (a page of the matches is
+    read in order, :mod:`.pages`). ``_id`` is the table's key and never wanted alone;
+    the other fields docbase sets (``_created``, ``_createdby``, ...) are stored in the
+    body like any field, and newest-first or per-owner lists need them. Only finds with
+    a limit count: a whole-collection read gains little from an index.
     """
     if query.limit is None:
         return []
-    paths = compared_paths(query.filter)
-    if query.sort:
-        paths.append(query.sort[0].path)
-    return [path for path in dict.fromkeys(paths) if path and path != ("_id",)]
+    compared = compared_paths(query.filter)
+    paths = [*compared, *([query.sort[0].path] if query.sort else [])]
+    wanted: list[Indexed] = [path for path in dict.fromkeys(paths)
+                             if path and path != ("_id",)]
+    equal = seek_equality(query.filter, compared)
+    if query.sort and equal is not None and equal != query.sort[0].path:
+        wanted.append(Composite(equal, query.sort[0].path, query.sort[0].direction == -1))
+    return wanted
 
 
 class AutoIndexer:
@@ -59,7 +68,7 @@ class AutoIndexer:
 
     def __init__(self, policy: AutoIndexing,
                  size: Callable[[str], Awaitable[int]],
-                 create: Callable[[str, Path], Awaitable[bool]],
+                 create: Callable[[str, Indexed], Awaitable[bool]],
                  created: Callable[[], None]) -> None:
         """Index by ``policy``; ``size`` counts a collection, ``create`` indexes a path.
 
@@ -70,12 +79,12 @@ class AutoIndexer:
         self._size = size
         self._create = create
         self._created = created
-        self._counts: dict[tuple[str, Path], tuple[float, int]] = {}
-        self._settled: dict[tuple[str, Path], float] = {}  # made, or found too large
+        self._counts: dict[tuple[str, Indexed], tuple[float, int]] = {}
+        self._settled: dict[tuple[str, Indexed], float] = {}  # made, or found too large
         self._lock = asyncio.Lock()  # one index at a time
         self._tasks: set[asyncio.Task[None]] = set()
 
-    def unserved(self, collection: str, path: Path) -> None:
+    def unserved(self, collection: str, path: Indexed) -> None:
         """Count a find on ``path`` that no index served; index it past the threshold."""
         key = (collection, path)
         now = time.monotonic()
@@ -99,8 +108,8 @@ class AutoIndexer:
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _index(self, collection: str, path: Path) -> None:
-        field = ".".join(path)
+    async def _index(self, collection: str, path: Indexed) -> None:
+        field = str(path) if isinstance(path, Composite) else ".".join(path)
         async with self._lock:
             try:
                 size = await self._size(collection)

@@ -38,6 +38,10 @@ class EngineTraits:
     until it reads a table (SQLite); ``explain`` reads one first."""
     analyze_after_index: bool
     """An expression index has no statistics until ``ANALYZE`` (PostgreSQL)."""
+    orders_after_equality: bool
+    """The planner sees that an index ordered by an equality's parts then the sort serves
+    the sort only when the ORDER BY starts with those parts (PostgreSQL: its ``number IS
+    NULL`` is no equality to it); SQLite then sorts instead, and needs them left out."""
     id_collation: str | None
     """The collation of the ``id`` column that orders ids by code point (``None``: the
     column's default already does)."""
@@ -84,7 +88,8 @@ def _prepare_sqlite(engine: sa.Engine, in_memory: bool) -> None:
 SQLITE = EngineTraits(
     name="sqlite", upsert=sqlite.insert, prepare=_prepare_sqlite,
     explain_prefix="EXPLAIN QUERY PLAN ", explain_sees_stale_schema=True,
-    analyze_after_index=False, id_collation=None, generated_jsonb=False,
+    analyze_after_index=False, orders_after_equality=False, id_collation=None,
+    generated_jsonb=False,
     server_functions=False, migration_lock=None, notifies_changes=False,
     supports_row_locks=False, unique_index_serves_queries=True, one_writer=True,
     rows_on_driver=True, updates_on_driver=True)
@@ -92,7 +97,7 @@ SQLITE = EngineTraits(
 POSTGRESQL = EngineTraits(
     name="postgresql", upsert=_postgresql_insert, prepare=_prepare_postgresql,
     explain_prefix="EXPLAIN ", explain_sees_stale_schema=False,
-    analyze_after_index=True, id_collation="C", generated_jsonb=True,
+    analyze_after_index=True, orders_after_equality=True, id_collation="C", generated_jsonb=True,
     server_functions=True,
     migration_lock="SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))",
     notifies_changes=True, supports_row_locks=True, unique_index_serves_queries=False,

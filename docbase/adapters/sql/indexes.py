@@ -2,9 +2,12 @@
 
 ``ensure_index(collection, path)`` creates two indexes on the collection table: one on
 the order of the value at the path (:meth:`.Dialect.index_parts`: what equality and
-range conditions compare and what a sort on the path orders by, see :mod:`.compiler`)
-and one on whether walking the path meets an array (the other branch of every
-condition). A unique index holds the key too, but NULL for null and
+range conditions compare and what a sort on the path orders by, see :mod:`.compiler`),
+then ``id``, so that the matches of an equality come in key order (the default order
+of a page), and one on whether walking the path meets an array (the other branch of
+every condition). ``ensure_composite`` creates a :class:`Composite` index: an equality's
+path, then a sorted path, then ``id``, so that a page of one value's matches in that
+order is read in the index (:mod:`.pages`). A unique index holds the key too, but NULL for null and
 missing values, so that those are not constrained; on PostgreSQL it is built from the
 ``json`` column so that objects differing only in key order stay distinct.
 """
@@ -12,11 +15,11 @@ missing values, so that those are not constrained; on PostgreSQL it is built fro
 from __future__ import annotations
 
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import msgspec
 import sqlalchemy as sa
-from sqlalchemy.sql.elements import Grouping
+from sqlalchemy.sql.elements import Grouping, UnaryExpression
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.backend import SqlBackend
@@ -27,12 +30,40 @@ from docbase.core.query import Path
 _encode = msgspec.json.Encoder().encode
 
 
+class Composite(NamedTuple):
+    """An index on an equality's path, then a sorted path in a direction, then ``id``."""
+
+    equal: Path
+    order: Path
+    descending: bool
+
+    def __str__(self) -> str:
+        """How the log names it: ``status, price -1``."""
+        return f"{'.'.join(self.equal)}, {'.'.join(self.order)} {-1 if self.descending else 1}"
+
+
+Indexed = Path | Composite
+"""What the registry (``docbase_indexes.path``) lists: a path, or a composite."""
+
+
+def registry_text(index: Indexed) -> str:
+    """The registry's text of ``index`` (names not encoded): a path's list, or an object."""
+    if isinstance(index, Composite):
+        return _encode({"equal": list(encode_path(index.equal)),
+                        "order": list(encode_path(index.order)),
+                        "descending": index.descending}).decode()
+    return _encode(list(encode_path(index))).decode()
+
+
 def _create(conn: sa.Connection, table: sa.Table, name: str, *expressions: Any,
             unique: bool = False) -> None:
     # an index on expressions only cannot find its table by itself; each expression in
     # parentheses, as CREATE INDEX wants for anything but a column or a function call
-    sa.Index(name, *(Grouping(e) for e in expressions), unique=unique,
-             _table=table).create(conn, checkfirst=False)
+    # (a descending part comes in them already; a column bare, or SQLite would take
+    # "(id)" for an expression and no longer see that the index holds the column)
+    sa.Index(name, *(e if isinstance(e, UnaryExpression | sa.Column) else Grouping(e)
+                     for e in expressions), unique=unique, _table=table
+             ).create(conn, checkfirst=False)
 
 
 def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
@@ -59,7 +90,7 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
         _create(conn, table, f"{table.name}_f{index_id}", dialect.fanout_index(fast, path))
         if not (unique and dialect.traits.unique_index_serves_queries):
             _create(conn, table, f"{table.name}_k{index_id}",
-                    *dialect.index_parts(fast.walk(path)))
+                    *dialect.index_parts(fast.walk(path)), table.c.id)
     else:
         index_id = int(found.id)
         conn.execute(sa.update(registry).where(registry.c.id == index_id)
@@ -70,6 +101,38 @@ def ensure_index(conn: sa.Connection, backend: SqlBackend, collection: str,
                       unique=True)
         if found is not None and dialect.traits.unique_index_serves_queries:
             conn.execute(sa.text(f'DROP INDEX "{table.name}_k{index_id}"'))
+    if dialect.traits.analyze_after_index:
+        conn.execute(sa.text(f'ANALYZE "{table.name}"'))
+    return True
+
+
+def ensure_composite(conn: sa.Connection, backend: SqlBackend, collection: str,
+                     index: Composite) -> bool:
+    """Create the composite index unless it exists (names not encoded); whether it did.
+
+    ``(equal's index parts, order's sort parts [DESC], id)``: where the equality holds,
+    its parts are one value, and the rest is the order of a page sorted on ``order``.
+    """
+    dialect = backend.dialect
+    number = backend.number(conn, collection, create=True)
+    assert number is not None
+    registry = schema.indexes
+    text = registry_text(index)
+    if conn.execute(sa.select(registry.c.id).where(
+            registry.c.collection_id == number, registry.c.path == text)).first() is not None:
+        return False
+    inserted = conn.execute(sa.insert(registry).values(
+        collection_id=number, path=text, is_unique=False).returning(registry.c.id))
+    table = schema.collection_ddl(number, dialect)
+    fast = dialect.root(table, exact=False)
+    # every part of the sort, the container key too (PostgreSQL's index_parts lack it,
+    # and then all rows of one price were sorted by it and id: the page was no seek)
+    order = encode_path(index.order)
+    ordered = [Grouping(part) for part in dialect.sort_parts(
+        fast.walk(order), dialect.root(table, exact=True).walk(order))]
+    _create(conn, table, f"{table.name}_c{int(inserted.scalar_one())}",
+            *dialect.index_parts(fast.walk(encode_path(index.equal))),
+            *(part.desc() if index.descending else part for part in ordered), table.c.id)
     if dialect.traits.analyze_after_index:
         conn.execute(sa.text(f'ANALYZE "{table.name}"'))
     return True
@@ -95,13 +158,13 @@ class IndexedPaths:
         """Forget every answer (this store just made an index)."""
         self._known.clear()
 
-    def lacks(self, number: int, path: Path) -> bool:
+    def lacks(self, number: int, path: Indexed) -> bool:
         """Whether collection ``number`` had no index on ``path`` a moment ago (no query)."""
         known = self._known.get(number)
         return (known is not None and time.monotonic() - known[0] <= self.FRESH_SECONDS
-                and _encode(list(encode_path(path))).decode() not in known[1])
+                and registry_text(path) not in known[1])
 
-    def has(self, conn: sa.Connection, number: int, path: Path) -> bool:
+    def has(self, conn: sa.Connection, number: int, path: Indexed) -> bool:
         """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
         now = time.monotonic()
         known = self._known.get(number)
@@ -110,7 +173,7 @@ class IndexedPaths:
             paths = conn.execute(sa.select(registry.c.path).where(
                 registry.c.collection_id == number)).scalars()
             known = self._known[number] = (now, frozenset(paths))
-        return _encode(list(encode_path(path))).decode() in known[1]
+        return registry_text(path) in known[1]
 
 
 def drop_collection(conn: sa.Connection, backend: SqlBackend, collection: str) -> None:

@@ -20,18 +20,23 @@ path (``ensure_index``), that stream is one index scan in order that stops after
 documents through the path's fanout index and is usually empty. A cursor's condition
 (:mod:`.keyset`) goes into both streams, on their own sort parts, so that the index
 seeks to the cursor instead of walking the pages before it.
+
+A page led by an equality (:func:`split`) is read in an index holding the value then
+the order: the key index (value, ``id``) for the default order, which then takes the
+same two-stream form with no sort, or a :class:`.Composite` (value, sort, ``id``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import sqlalchemy as sa
 
 from docbase.adapters.sql import keyset
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Dialect
+from docbase.adapters.sql.indexes import Composite, Indexed
 from docbase.adapters.sql.values import Condition, Expr
 from docbase.core.field_name_encoding import encode_names, encode_path
 from docbase.core.query import (
@@ -54,11 +59,16 @@ COMPARISONS = (Eq, Gt, Gte, Lt, Lte, Between, In)
 """Conditions an expression index on their path answers by a seek."""
 
 
-def _stream(compiler: QueryCompiler, body: Expr, query: Query,
-            where: Condition) -> sa.Select[Any]:
+def _stream(compiler: QueryCompiler, body: Expr, query: Query, where: Condition,
+            leading: Path | None = None) -> sa.Select[Any]:
     table = compiler.table
     columns: list[Any] = []
-    order: list[Any] = []
+    # one value where the equality holds: ordering by it first changes no order, and
+    # makes the order the one of the index holding it then the sort (then id)
+    lead = leading is not None and compiler.dialect.traits.orders_after_equality
+    order: list[Any] = [] if not lead or leading is None else [
+        part.asc() for part in compiler.dialect.index_parts(
+            compiler.root.fast.walk(encode_path(leading)))]
     for key in query.sort:
         descending = key.direction == -1
         for part in compiler.sort_parts(encode_names(key).path, descending):
@@ -102,26 +112,63 @@ def compared_paths(filter: Filter) -> list[Path]:
                 and prefix_bounds(operand.pattern, operand.options) is not None)]
 
 
-def flat_paths(query: Query, indexed: Callable[[Path], bool]) -> tuple[Path, ...]:
-    """The paths :func:`sorted_page` takes as flat in its plain stream; ``()``: no split.
+class Split(NamedTuple):
+    """How :func:`sorted_page` splits a page: its flat paths (``()``: no split) and lead."""
+
+    flat: tuple[Path, ...] = ()
+    leading: Path | None = None
+    """An equality's path whose value's parts lead the plain stream's order, or none."""
+
+
+NO_SPLIT = Split()
+
+
+def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
+    """The paths :func:`sorted_page` takes as flat in its plain stream, and its lead.
 
     The sorted paths when the leading one has an index (the index serves the order),
     and the indexed paths of the filter's equality and range conditions (the index
     seeks to the matches, which alone are sorted); only the latter when one of them is
-    an equality on another path than the sorted ones. Without any, one statement.
+    an equality on another path than the sorted ones, unless a :class:`.Composite`
+    index holds that path then the sort: then both, led by the equality, so that the
+    page is read in that index. Without a sort, an indexed equality alone, leading
+    (its key index holds ``id`` after the value). Without any, one statement.
     """
-    if not query.sort or query.limit is None:
-        return ()
-    sorted_paths = [key.path for key in query.sort]
+    if query.limit is None:
+        return Split()
     compared = [path for path in dict.fromkeys(compared_paths(query.filter)) if indexed(path)]
+    equal = seek_equality(query.filter, compared)
+    if not query.sort:
+        return Split(tuple(compared), equal) if equal is not None else Split()
+    sorted_paths = [key.path for key in query.sort]
+    first = query.sort[0]
+    # (the sorted path's own fanout index finds the walked stream's documents; an _id
+    # meets no array)
+    if equal is not None and equal != first.path and indexed(
+            Composite(equal, first.path, first.direction == -1)) and (
+            first.path == ("_id",) or indexed(first.path)):
+        return Split((*compared, *(path for path in sorted_paths if path not in compared)),
+                     equal)
     if any(path not in sorted_paths for path in equal_paths(query.filter)
            if path in compared):
         # an indexed equality on another path: seek to it and sort its matches; with the
         # sort index usable, PostgreSQL walked it when the two fields were correlated
         # (0.2 % by status sorted by price: 14.6 s at 1,000,000 documents)
-        return tuple(compared)
+        return Split(tuple(compared))
     flat = sorted_paths if indexed(sorted_paths[0]) else []
-    return tuple(flat + [path for path in compared if path not in flat])
+    return Split(tuple(flat + [path for path in compared if path not in flat]))
+
+
+def seek_equality(filter: Filter, paths: Sequence[Path]) -> Path | None:
+    """The first of ``paths`` ``filter`` requires to equal one scalar (not null), or none.
+
+    In a stream where the path is flat its condition is ``parts = value``: one value.
+    """
+    operands = filter.operands if isinstance(filter, And) else (filter,)
+    return next((operand.path for operand in operands
+                 if isinstance(operand, Eq) and operand.path in paths
+                 and operand.path != ("_id",) and operand.value is not None
+                 and not isinstance(operand.value, dict | list)), None)
 
 
 def equal_paths(filter: Filter) -> list[Path]:
@@ -138,27 +185,32 @@ def written_number(number: int) -> Any:
 
 
 def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Query,
-                flat_paths: Sequence[Path]) -> sa.Select[Any]:
-    """The statement of a sorted page with a limit, selecting ``body``.
+                split: Split) -> sa.Select[Any]:
+    """The statement of a page with a limit (sorted, or in key order), selecting ``body``.
 
-    ``flat_paths`` (names not encoded) are known flat in the plain stream: the sorted
+    ``split.flat`` (names not encoded) are known flat in the plain stream: the sorted
     paths when the leading one has an index, and the indexed paths the filter compares
-    (:func:`compared_paths`), so that their conditions are index seeks there.
+    (:func:`compared_paths`), so that their conditions are index seeks there; the plain
+    stream is ordered by ``split.leading``'s parts first.
     """
     assert query.limit is not None
-    paths = [encode_path(path) for path in flat_paths]
+    paths = [encode_path(path) for path in split.flat]
     walking = QueryCompiler(dialect, table)
     flat = QueryCompiler(dialect, table, flat=paths)
-    fanouts = [dialect.fanout(walking.root.fast, path) for path in paths]
+    # a stored _id is one string (the id column's): it never meets an array, and its
+    # fanout in the walked stream's OR would read every match of the condition
+    fanouts = [dialect.fanout(walking.root.fast, path) for path in paths if path != ("_id",)]
     # past a cursor each stream seeks on its own sort parts (:mod:`.keyset`), the plain
     # one in each range of the index the rows after the cursor form
     plain = [_stream(flat, body, query, sa.and_(
-        *(fanout.is_not(sa.true()) for fanout in fanouts), flat.where(query.filter), *seek))
+        *(fanout.is_not(sa.true()) for fanout in fanouts), flat.where(query.filter), *seek),
+        split.leading)
         for seek in [[bound] for bound in keyset.seeks(query, flat)] or [[]]]
     seek = keyset.condition(query, walking)
-    walked = _stream(walking, body, query, sa.and_(
+    walked = [_stream(walking, body, query, sa.and_(
         sa.or_(*fanouts), walking.where(query.filter), *([] if seek is None else [seek])))
-    merged = sa.union_all(*(sa.select(stream.subquery()) for stream in [*plain, walked])
+        ] if fanouts else []
+    merged = sa.union_all(*(sa.select(stream.subquery()) for stream in [*plain, *walked])
                           ).subquery()
     order: list[Any] = []
     position = 0

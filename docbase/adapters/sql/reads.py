@@ -147,7 +147,7 @@ class SqlDocumentReads:
                 self.auto_indexer.unserved(collection, lacking[0])
                 wanted = []
 
-        def work(conn: sa.Connection) -> tuple[list[str], Path | None]:
+        def work(conn: sa.Connection) -> tuple[list[str], indexes.Indexed | None]:
             number = self.backend.number(conn, collection)
             if number is None:
                 return [], None
@@ -162,12 +162,12 @@ class SqlDocumentReads:
             self.auto_indexer.unserved(collection, unserved)
         return bodies
 
-    def _split(self, conn: sa.Connection, number: int, query: Query) -> tuple[Path, ...]:
-        """The paths a sorted page's plain stream takes as flat (:mod:`.pages`); ``()``: none."""
-        return pages.flat_paths(query, lambda path: self._indexes.has(conn, number, path))
+    def _split(self, conn: sa.Connection, number: int, query: Query) -> pages.Split:
+        """The paths a page's plain stream takes as flat, and its lead (:mod:`.pages`)."""
+        return pages.split(query, lambda path: self._indexes.has(conn, number, path))
 
     def _find_statement(self, number: int, query: Query, hide: Sequence[str],
-                        split: tuple[Path, ...] = ()) -> sa.Select[Any]:
+                        split: pages.Split = pages.NO_SPLIT) -> sa.Select[Any]:
         # built once per query shape and table: the same list read (a page of a listing)
         # comes again and again, and building the statement cost more than running it
         # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
@@ -183,7 +183,7 @@ class SqlDocumentReads:
         body = self._body(table)
         if hide:  # the dialect can: find_encoded asked
             body = self.dialect.without_fields(table.c.body, hide)
-        if split:  # an index serves the order or the condition: two streams, one seeking
+        if split.flat:  # an index serves the order or the condition: two streams, one seeking
             statement = pages.sorted_page(self.dialect, table, body, query, split)
         elif (query.skip and query.limit is not None and query.filter == MATCH_ALL
               and not query.sort and query.after is None):

@@ -259,9 +259,18 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
 
         await self.backend.run(work, write=True)
 
-    async def _index_automatically(self, collection: str, path: Path) -> bool:
+    async def ensure_composite(self, collection: str, index: indexes.Composite) -> None:
+        """Create a composite index: an equality's path, then a sort (see :mod:`.indexes`)."""
+        def work(conn: sa.Connection) -> None:
+            indexes.ensure_composite(conn, self.backend, collection, index)
+
+        await self.backend.run(work, write=True)
+
+    async def _index_automatically(self, collection: str, path: indexes.Indexed) -> bool:
         """Index ``path`` unless another process did already; whether this one did."""
         def work(conn: sa.Connection) -> bool:
+            if isinstance(path, indexes.Composite):
+                return indexes.ensure_composite(conn, self.backend, collection, path)
             return indexes.ensure_index(conn, self.backend, collection, encode_path(path),
                                         unique=False)
 
