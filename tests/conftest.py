@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes
+import gc
 import os
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
@@ -61,6 +62,21 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         elif any(definition.scope in _SHARED_SCOPES
                  for definitions in info.name2fixturedefs.values() for definition in definitions):
             item.add_marker(pytest.mark.xdist_group(item.nodeid.split("::", 1)[0]))
+
+
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    """After a module's last test on this worker, give its freed memory back.
+
+    A worker's heap grows through the property tests (Hypothesis's examples, SQLAlchemy's
+    compiled statements of the stores they open and close) and keeps the pages after
+    they are freed; collecting and trimming once a module ends keeps each worker about
+    30 MB smaller at the end of the run (docs/testing.md, "Memory").
+    """
+    if nextitem is not None and getattr(nextitem, "module", None) is getattr(item, "module", 0):
+        return
+    gc.collect()
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
