@@ -23,6 +23,7 @@ import statistics
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 
@@ -86,10 +87,19 @@ async def run(url: str, key: str, cert: Path, args: argparse.Namespace) -> None:
             response.raise_for_status()
             return response.json()
 
+        async def raw_keyed_post() -> object:  # what the client sends: a key to retry with
+            response = await raw.post("/rest/bench", json=batch,
+                                      headers={"idempotency-key": uuid.uuid4().hex})
+            response.raise_for_status()
+            return response.json()
+
         many = await compare(args.rounds, args.batches, raw_post,
                              lambda: bench.insert_many(batch))
+        keyed = await compare(args.rounds, args.batches, raw_keyed_post,
+                              lambda: bench.insert_many(batch))
     print(line("get", *get, 1.3))
     print(line("insert_many", *many, 1.2))
+    print(line("insert_many", *keyed, 1.2) + " against a raw POST with an Idempotency-Key")
 
 
 def main() -> None:
