@@ -84,8 +84,8 @@ def encode_references(value: object, owner: object) -> Any:
     raise TypeError(f"{type(value).__name__} is not a JSON value")
 
 
-class PendingDocument(dict[str, Any]):
-    """The answer (an object) of request ``index`` of a batch: references until it is sent."""
+class _Pending:
+    """What a pending answer holds before its batch is sent: the reference to it."""
 
     def __init__(self, slot: Slot, prefix: tuple[str, ...] = ()) -> None:
         super().__init__()
@@ -93,8 +93,12 @@ class PendingDocument(dict[str, Any]):
 
     @property
     def sent(self) -> bool:
-        """Whether the batch was sent: the dict then holds the answer (if it succeeded)."""
+        """Whether the batch was sent: the container then holds the answer (if it succeeded)."""
         return not self.reference.slot.open
+
+
+class PendingDocument(_Pending, dict[str, Any]):
+    """The answer (an object) of request ``index`` of a batch: references until it is sent."""
 
     def __getitem__(self, key: str) -> Any:
         if not self.sent:
@@ -106,17 +110,8 @@ class PendingDocument(dict[str, Any]):
         self.update(answer)
 
 
-class PendingList(list[Any]):
+class PendingList(_Pending, list[Any]):
     """The answer (an array) of request ``index`` of a batch: references until it is sent."""
-
-    def __init__(self, slot: Slot, prefix: tuple[str, ...] = ()) -> None:
-        super().__init__()
-        self.reference = Reference(slot, prefix)
-
-    @property
-    def sent(self) -> bool:
-        """Whether the batch was sent: the list then holds the answer (if it succeeded)."""
-        return not self.reference.slot.open
 
     def __getitem__(self, key: Any) -> Any:
         if not self.sent and isinstance(key, int) and key >= 0:
