@@ -55,11 +55,13 @@ FLOATS = (0.5, -1.5, 1.0, 2.0, 1e-3, 123.25)
 """Floats drawn often: each round-trips exactly through JSON and every backend."""
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def field_names() -> st.SearchStrategy[str]:
     """Generate a field name from :data:`FIELDS`."""
     return st.sampled_from(FIELDS)
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def paths(*, max_steps: int = 3, numeric: bool = True) -> st.SearchStrategy[Path]:
     """Generate paths of 1 to ``max_steps`` steps; later ones may be indexes if ``numeric``."""
     step = st.sampled_from(FIELDS + INDEXES) if numeric else field_names()
@@ -67,6 +69,7 @@ def paths(*, max_steps: int = 3, numeric: bool = True) -> st.SearchStrategy[Path
                      field_names(), st.lists(step, max_size=max_steps - 1))
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def json_scalars() -> st.SearchStrategy[JSON]:
     """Generate null, booleans, numbers and strings, biased towards small repeated values."""
     return st.one_of(
@@ -81,6 +84,7 @@ def json_scalars() -> st.SearchStrategy[JSON]:
     )
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def json_values(max_depth: int = 2) -> st.SearchStrategy[JSON]:
     """Generate JSON values whose arrays and objects nest at most ``max_depth`` deep."""
     return _values(max_depth)
@@ -105,6 +109,7 @@ def _values(draw: st.DrawFn, max_depth: int) -> JSON:
     return draw(_value_strategy(max_depth))
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def documents() -> st.SearchStrategy[Document]:
     """Generate document bodies (no system fields): subsets of :data:`FIELDS`, mixed types.
 
@@ -121,6 +126,7 @@ def documents() -> st.SearchStrategy[Document]:
     )
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def document_sets(max_size: int = 8) -> st.SearchStrategy[list[Document]]:
     """Generate up to ``max_size`` documents stamped by :func:`.new_document`."""
     return st.lists(documents(), max_size=max_size).map(

@@ -122,6 +122,7 @@ def _q_documents(
     return q
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def json_queries(max_depth: int = 3) -> st.SearchStrategy[dict[str, JSON]]:
     """Generate raw ``q`` objects that :func:`~docbase.core.query.parse_filter` accepts.
 

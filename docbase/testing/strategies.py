@@ -106,6 +106,7 @@ def _leaves(draw: st.DrawFn, text: bool) -> Filter:
     return draw(_leaf_strategy(text))
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def filters(*, text: bool = True) -> st.SearchStrategy[Filter]:
     """Generate filter ASTs using every node type (``Text`` only when ``text``).
 
@@ -135,12 +136,14 @@ def _prefix_free(candidates: Sequence[Path]) -> list[Path]:
     return kept
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def sorts() -> st.SearchStrategy[tuple[SortKey, ...]]:
     """Generate up to two sort keys on distinct object paths (no numeric steps)."""
     key = st.builds(SortKey, paths(max_steps=2, numeric=False), st.sampled_from((1, -1)))
     return st.lists(key, max_size=2, unique_by=lambda k: k.path).map(tuple)
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def projections() -> st.SearchStrategy[Projection | None]:
     """Generate no projection, or one including or excluding disjoint object paths."""
     listed = st.lists(paths(max_steps=2, numeric=False), min_size=1, max_size=3)
@@ -149,6 +152,7 @@ def projections() -> st.SearchStrategy[Projection | None]:
     )
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def queries(*, text: bool = True) -> st.SearchStrategy[Query]:
     """Generate a :class:`Query` with filter, sort, skip, limit (``None``: none), projection."""
     return st.builds(
@@ -161,6 +165,7 @@ def queries(*, text: bool = True) -> st.SearchStrategy[Query]:
     )
 
 
+@functools.cache  # built once: a strategy built per example is validated again each time
 def aggregations() -> st.SearchStrategy[tuple[tuple[Path, ...], tuple[Aggregate, ...]]]:
     """Generate ``(groupby, aggregates)``: up to two group paths, one to three aggregates.
 
