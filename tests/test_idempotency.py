@@ -8,12 +8,14 @@ requests with one key at once apply once (``docs/batch.md``).
 from __future__ import annotations
 
 import asyncio
+import time
 from pathlib import Path
 from typing import Any
 
 from docbase import Database, Limits
 from docbase.adapters.memory import MemoryBlobStore, MemoryDocumentStore
-from docbase.core.idempotency import IDEMPOTENCY_COLLECTION
+from docbase.core.idempotency import IDEMPOTENCY_COLLECTION, StoredAnswer, claim
+from docbase.core.idempotency.records import record_id
 from docbase.core.query import Query
 from docbase.http.testing import live_docbase
 
@@ -109,6 +111,27 @@ async def test_keys_are_kept_in_the_system_collection(live: Any) -> None:
     assert len(records) == 1
     assert records[0]["answer"]["status"] == 201
     assert records[0]["exp"] > 0
+
+
+async def test_a_large_answer_is_replayed_byte_for_byte(live: Any) -> None:
+    headers = {**live.auth(), "Idempotency-Key": "many"}
+    batch = [{"n": n, "name": f"Zoë \"{n}\"", "tags": ["a", "b"]} for n in range(1000)]
+    first = await live.client.post("/rest/orders", json=batch, headers=headers)
+    again = await live.client.post("/rest/orders", json=batch, headers=headers)
+    assert first.status_code == again.status_code == 201
+    assert again.content == first.content
+    assert again.headers["content-type"] == first.headers["content-type"]
+    assert again.headers["idempotent-replayed"] == "true"
+    assert await _count(live, "orders") == 1000
+
+
+async def test_an_answer_stored_before_answers_were_packed_is_replayed(live: Any) -> None:
+    ident = record_id("apikey:k1", "old")  # a record as the previous release wrote it
+    answer = {"status": 201, "body": '{"_id":"x","n":1}', "headers": [["etag", '"1"']]}
+    await live.db.store.insert(IDEMPOTENCY_COLLECTION, [{
+        "_id": ident, "fingerprint": "f", "exp": time.time() + 60, "answer": answer}])
+    claimed = await claim(live.db, "apikey:k1", "old", "f")
+    assert claimed.answer == StoredAnswer(201, b'{"_id":"x","n":1}', (("etag", '"1"'),))
 
 
 async def test_a_bad_key_is_400(live: Any) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import threading
 from typing import Any
 
 import pytest
@@ -167,3 +168,24 @@ async def test_mongodb_refuses_a_transaction(store: Any) -> None:
     with pytest.raises(TransactionsUnsupported):
         store.transaction()
     assert await ids(store, "t") == set()
+
+
+@pytest.mark.parametrize("stores", ["sqlite-file", "sqlite-memory"], indirect=True)
+async def test_sqlite_blocks_take_turns_on_one_kept_thread_that_closing_stops(
+        store: Any) -> None:
+    """A block runs on a thread of its own, kept for the next block (starting one per
+    block cost more than a keyed write's stored answer); closing the store stops it."""
+    def thread(_conn: Any) -> threading.Thread:
+        return threading.current_thread()
+
+    seen = []
+    for n in range(3):
+        async with store.transaction():
+            await store.insert("t", [doc(n=n)])
+            seen.append(await store.backend.run(thread, write=True))
+    assert seen[0] is seen[1] is seen[2]
+    assert seen[0].name.startswith("docbase-sql-transaction")
+    assert len(await ids(store, "t")) == 3
+    await store.close()
+    seen[0].join(30)
+    assert not seen[0].is_alive()

@@ -177,7 +177,7 @@ def _answer_of(messages: list[Message]) -> StoredAnswer:
     headers = tuple((name.decode("latin-1"), value.decode("latin-1"))
                     for name, value in start.get("headers", ())
                     if name.decode("latin-1").lower() in _REPEATED_HEADERS)
-    return StoredAnswer(int(start.get("status", 500)), body.decode(), headers)
+    return StoredAnswer(int(start.get("status", 500)), body, headers)
 
 
 async def _run_and_remember(app: ASGIApp, scope: Scope, receive: Any, send: Any, *,
@@ -216,7 +216,7 @@ async def _settle(ctx: RequestContext, claimed: Claim, start: Message, body: byt
 
 
 async def _send_stored(answer: StoredAnswer, send: Any) -> None:
-    body = answer.body.encode()
+    body = answer.body
     headers = [(name.encode("latin-1"), value.encode("latin-1"))
                for name, value in answer.headers]
     headers += [REPLAYED, (b"content-length", str(len(body)).encode())]

@@ -44,7 +44,7 @@ from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.executor_port import Executor, Params, Rows, T, Work
 from docbase.adapters.sql.group_commit import GroupCommitWriter, take_write_lock
-from docbase.adapters.sql.held import AsyncHeld, Held, ThreadHeld
+from docbase.adapters.sql.held import AsyncHeld, Held, ThreadTransactions
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.pg_point_reads import PgPointReader
 from docbase.core.query.deadline import within
@@ -172,6 +172,7 @@ class ThreadExecutor(_Bounds):
         self.engine = engine
         # its own threads: writers waiting for SQLite's lock never starve other work
         self._threads: ThreadPoolExecutor | None = None
+        self.transactions = ThreadTransactions(engine, self.bounded, savepoint_rolled_back)
         self.driver = driver
 
     async def run(self, work: Work[T], *, write: bool) -> T:
@@ -196,12 +197,10 @@ class ThreadExecutor(_Bounds):
 
     async def hold(self) -> Held:
         """See :meth:`Executor.hold` (an engine of one connection: its turn, held)."""
-        rolled_back = self.savepoint_rolled_back
         if self._serial is None:
-            return await ThreadHeld(self.engine, begin_write, self.bounded, rolled_back).start()
+            return await self.transactions.begin(begin_write)
         await self._serial.acquire()
-        return await ThreadHeld(self.engine, begin_write, self.bounded, rolled_back,
-                                self._serial.release).start()
+        return await self.transactions.begin(begin_write, self._serial.release)
 
     async def close(self) -> None:
         """See :meth:`Executor.close`."""
@@ -211,6 +210,7 @@ class ThreadExecutor(_Bounds):
     async def _stop_threads(self) -> None:
         # joined off the loop: a thread that handed back its answer still holds the work
         threads, self._threads = self._threads, None  # (and the store) till its call returns
+        self.transactions.close()
         if threads is not None:
             await asyncio.to_thread(threads.shutdown, wait=True)
 
@@ -248,8 +248,7 @@ class SqliteFileExecutor(ThreadExecutor):
             take_write_lock(driver, lock_wait(self.query_timeout()))  # type: ignore[arg-type]
             return begin_locked(conn)
 
-        return await ThreadHeld(self.engine, begin, self.bounded,
-                                self.savepoint_rolled_back).start()
+        return await self.transactions.begin(begin)
 
     def scalars_now(self, number: int, statement: sa.Select[Any],
                     params: Params | None = None) -> list[Any] | None:

@@ -4,6 +4,11 @@ A record's ``_id`` is a digest of the credential and the key, so a key sent with
 another credential is another record: nobody replays someone else's answer. The
 record holds a fingerprint of the request (method, path with query, body) and, once
 the first request answered, that answer (status, body, the headers worth repeating).
+The body is kept as its exact bytes, compressed (zlib) and written as one base64 string
+(:func:`packed`): a stored document the store neither escapes nor searches at length.
+A 1,000-document insert answers ~230 kB of JSON; kept as JSON text, every quote was
+escaped in the row and the whole text lower-cased again into the search column (SQL,
+MongoDB), ~4 ms of a ~40 ms request on SQLite; packed it is ~10 kB and ~0.5 ms.
 
 On a store with transactions the HTTP layer runs the claim, the write and
 :func:`remember` in one transaction (``docbase/http/idempotency.py``), so a claim
@@ -22,8 +27,10 @@ process and database.
 
 from __future__ import annotations
 
+import base64
 import hashlib
 import time
+import zlib
 from typing import TYPE_CHECKING
 
 import msgspec
@@ -52,11 +59,38 @@ _purged: dict[str, float] = {}  # database name: when this process last purged i
 
 
 class StoredAnswer(msgspec.Struct, frozen=True):
-    """The answer a key gave: status, JSON body text and the headers it repeats."""
+    """The answer a key gave: status, body (the bytes sent) and the headers it repeats."""
 
     status: int
-    body: str
+    body: bytes
     headers: tuple[tuple[str, str], ...] = ()
+
+
+class _Packed(msgspec.Struct, frozen=True):
+    """A :class:`StoredAnswer` as stored: the body compressed, as one base64 string.
+
+    ``body`` is the text of a record written before the body was packed (kept 24 hours).
+    """
+
+    status: int
+    headers: tuple[tuple[str, str], ...] = ()
+    packed: str | None = None
+    body: str | None = None
+
+
+def packed(answer: StoredAnswer) -> dict[str, object]:
+    """The stored form of ``answer``: its body compressed and base64-encoded."""
+    body = base64.b64encode(zlib.compress(answer.body, 1)).decode("ascii")
+    return {"status": answer.status, "headers": [list(pair) for pair in answer.headers],
+            "packed": body}
+
+
+def unpacked(stored: object) -> StoredAnswer:
+    """The answer :func:`packed` stored, its body byte for byte."""
+    record = msgspec.convert(stored, _Packed)
+    body = (zlib.decompress(base64.b64decode(record.packed)) if record.packed is not None
+            else (record.body or "").encode())
+    return StoredAnswer(record.status, body, record.headers)
 
 
 class Claim(msgspec.Struct, frozen=True):
@@ -123,7 +157,7 @@ async def claim(db: SystemData, owner: str, key: str, request: str) -> Claim:
                 raise IdempotencyKeyInUse(
                     "a request with this Idempotency-Key has not answered yet; retry later"
                 ) from None
-            return Claim(ident, msgspec.convert(answer, StoredAnswer))
+            return Claim(ident, unpacked(answer))
         if _purged.get(db.name, 0.0) + PURGE_SECONDS <= now:
             _purged[db.name] = now
             await db.store.delete_where(IDEMPOTENCY_COLLECTION, Lte(("exp",), now))
@@ -133,7 +167,7 @@ async def claim(db: SystemData, owner: str, key: str, request: str) -> Claim:
 
 async def remember(db: SystemData, claimed: Claim, answer: StoredAnswer) -> None:
     """Store the answer of the request that claimed the key."""
-    update = Update((SetOp(("answer",), msgspec.to_builtins(answer)),))
+    update = Update((SetOp(("answer",), packed(answer)),))
     await db.store.update(IDEMPOTENCY_COLLECTION, claimed.record_id, update, stamp={})
 
 
