@@ -8,6 +8,7 @@ import subprocess
 import sys
 import warnings
 from collections.abc import AsyncIterator, Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -261,3 +262,17 @@ async def test_lost_server_raises_backend_error_then_reconnects(
         assert await store.count(C, MATCH_ALL) == 0  # the new server starts empty
         await store.insert(C, [new_document({"n": 2}, "api")])
         assert await store.count(C, MATCH_ALL) == 1
+
+
+def test_the_wire_server_keeps_the_callers_node_options_and_a_small_young_generation(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if not mongo_server()[1]:
+        pytest.skip("only the wire test server is started by the tests")
+    monkeypatch.setenv("NODE_OPTIONS", "--max-old-space-size=512")
+    server = start_mongo_wire_server()
+    try:
+        environment = Path(f"/proc/{server.pid}/environ").read_bytes().split(b"\0")
+    finally:
+        server.stop()
+    assert b"NODE_OPTIONS=--max-old-space-size=512 --max-semi-space-size=4" in environment

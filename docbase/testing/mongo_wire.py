@@ -153,6 +153,18 @@ class MongoWireServer:
         return f"<MongoWireServer {self.url} pid={self.pid} {state}>"
 
 
+YOUNG_GENERATION_MB = 4
+"""V8's semi-space for the wire server's new objects (Node.js's default is 16 MB, three
+such spaces): a test run keeps a server per worker, and 4 MB cut each one's peak by
+about 25 MB with no measurable cost in time (docs/testing.md, "Memory")."""
+
+
+def _node_options() -> str:
+    """The caller's ``NODE_OPTIONS`` with the smaller young generation."""
+    inherited = os.environ.get("NODE_OPTIONS", "")
+    return f"{inherited} --max-semi-space-size={YOUNG_GENERATION_MB}".strip()
+
+
 def _launch(install_dir: Path, timeout: float, port: int | None) -> MongoWireServer:
     """Start ``node start.mjs PORT`` once and wait for the port to accept connections."""
     port = port or free_port()
@@ -166,7 +178,7 @@ def _launch(install_dir: Path, timeout: float, port: int | None) -> MongoWireSer
             stdin=subprocess.DEVNULL,
             stdout=log,
             stderr=subprocess.STDOUT,
-            env={**os.environ, "NODE_NO_WARNINGS": "1"},
+            env={**os.environ, "NODE_NO_WARNINGS": "1", "NODE_OPTIONS": _node_options()},
         )
     except OSError as exc:
         log.close()
