@@ -1,7 +1,7 @@
 """A real ``docbase serve`` with an administrator, and Chromium driven by Playwright.
 
 Used by ``test_console_browser.py``: :func:`console_server` starts one server per
-engine (two workers, realtime on, an administrator created with the CLI) and
+engine (two workers, realtime on, an administrator created before it starts) and
 :func:`chromium` one browser per module. Each test gets its own browser context
 (:func:`open_page`), which fails the test if the page opened a dialog, threw an
 uncaught error or broke its Content-Security-Policy, and runs axe-core on every page
@@ -12,6 +12,7 @@ accessibility violation fails the test too. With ``DOCBASE_SCREENSHOTS=1``
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import functools
 import os
@@ -23,6 +24,8 @@ from typing import Any
 import httpx
 import pytest
 
+import docbase
+from docbase.core.auth import create_user
 from tests.served_engines import engine_storage
 from tests.test_serve_harness import Served, run_cli, serving
 
@@ -88,12 +91,27 @@ def _storage_in_thread(engine: str, cwd: Path) -> Iterator[str]:
 @contextlib.contextmanager
 def console_server(engine: str, cwd: Path, *args: str) -> Iterator[ConsoleServer]:
     """``docbase serve ARGS`` on ``engine`` with two workers, realtime on, one administrator."""
-    with _storage_in_thread(engine, cwd) as storage, \
-            serving(cwd, "--storage", storage, "--workers", "2", *args) as served:
-        server = ConsoleServer(served, storage, engine)
-        server.cli("users", "create", "--email", ADMIN, "--password", PASSWORD, "--admin")
-        server.cli("settings", "set", "realtime.global", "true")
-        yield server
+    with _storage_in_thread(engine, cwd) as storage:
+        prepare_console(storage)
+        with serving(cwd, "--storage", storage, "--workers", "2", *args) as served:
+            yield ConsoleServer(served, storage, engine)
+
+
+def prepare_console(storage: str) -> None:
+    """Create the administrator and turn realtime on in ``storage`` before it is served.
+
+    Through the library, in a thread of its own (Playwright's sync API runs an event
+    loop in this one): two ``docbase`` commands cost a Python start each, a few seconds
+    of every console module's setup. The commands themselves are tested in
+    ``test_serve_operator.py``.
+    """
+    async def prepare() -> None:
+        async with await docbase.connect(storage) as db:
+            await create_user(db, ADMIN, PASSWORD, admin=True)
+            await db.settings.set("realtime.global", True)
+
+    with ThreadPoolExecutor(1) as thread:
+        thread.submit(asyncio.run, prepare()).result()
 
 
 @contextlib.contextmanager

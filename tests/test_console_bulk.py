@@ -18,11 +18,11 @@ import httpx
 import pytest
 
 from docbase.testing.sse import open_events
-from tests.console_browser import ADMIN, PASSWORD
+from tests.console_browser import prepare_console
 from tests.served_batches import client_of
 from tests.served_engines import engine_storage
 from tests.test_console_security import signed_in
-from tests.test_serve_harness import Served, eventually, run_cli, serving
+from tests.test_serve_harness import Served, serving
 
 SCHEMA = {"fields": [{"name": "title", "type": "text"}, {"name": "pages", "type": "number"},
                      {"name": "code", "type": "text", "unique": True}]}
@@ -33,14 +33,12 @@ Console = tuple[Served, httpx.Client, str]
 
 def _console(engine: str, tmp_path: Path) -> Iterator[Console]:
     """One process serving ``engine`` (a schema is seen at once), realtime on."""
-    with (engine_storage(engine, tmp_path) as storage,
-          serving(tmp_path, "--storage", storage) as served):
-        for command in (("users", "create", "--email", ADMIN, "--password", PASSWORD,
-                         "--admin"), ("settings", "set", "realtime.global", "true")):
-            run_cli(tmp_path, *command, "--storage", storage)
-        eventually(lambda: _realtime_on(served), "the realtime.global setting")
-        with signed_in(served) as (client, csrf):
-            yield served, client, csrf
+    with engine_storage(engine, tmp_path) as storage:
+        prepare_console(storage)
+        with serving(tmp_path, "--storage", storage) as served:
+            assert _realtime_on(served)
+            with signed_in(served) as (client, csrf):
+                yield served, client, csrf
 
 
 def _realtime_on(served: Served) -> bool:
