@@ -13,6 +13,12 @@ the task runs on one connection, in one transaction, held here until the block e
   ``AsyncConnection`` whose ``run_sync`` runs each work; rows it writes stay locked
   until the commit.
 
+A *short* work (``run(work, short=True)``: a few rows written or read by key, bounded by
+its own size) runs on the calling thread when the held connection is free there
+(:class:`ThreadHeld`): handing it to the connection's thread and back cost more than
+the statement (two hand-overs of the GIL, an executor future, waking the loop up), and
+a batch runs one work per request. Scans and deletes by query keep to the thread.
+
 Each work keeps the bound of one operation (``limits.query_timeout``) and runs in a
 savepoint of its own, so that a work that fails (a unique claim taken, a version
 mismatch) is undone alone, as it would be outside, and the block may go on. A block
@@ -52,10 +58,12 @@ def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
     statements once per connection (SQLAlchemy's numbered savepoints were prepared anew
     each time), and is not released: the next one of the same name hides it, and
     ``ROLLBACK TO`` goes back to the latest, so a work costs one round trip more, not
-    two. ``rolled_back`` is told, as SQLAlchemy does not see it.
+    two. It goes to the driver's cursor, past SQLAlchemy's execution context (which
+    cost more than the statement on SQLite). ``rolled_back`` is told, as SQLAlchemy does
+    not see it.
     """
     with bounded(conn):
-        conn.exec_driver_sql(_SAVEPOINT)
+        conn.connection.dbapi_connection.cursor().execute(_SAVEPOINT)  # type: ignore[union-attr]
         try:
             result = work(conn)
         except BaseException:
@@ -77,8 +85,8 @@ class Held(Protocol):
     """The asyncpg connection under the transaction (PostgreSQL), else ``None``: the
     short writes of :mod:`.pg_inserts` run on it, in the transaction."""
 
-    async def run(self, work: Work[T]) -> T:
-        """Run ``work`` in the held transaction."""
+    async def run(self, work: Work[T], *, short: bool = False) -> T:
+        """Run ``work`` in the held transaction (``short``: see the module)."""
 
     async def finish(self, *, commit: bool) -> None:
         """Commit (or roll back) and release the connection."""
@@ -99,6 +107,7 @@ class ThreadHeld:
         self.done = False
         self.direct: Any = None
         self.depth = 0
+        self._on_thread = 0  # works on the connection's thread now: a short one waits
 
     async def start(self) -> ThreadHeld:
         """Connect and begin (on SQLite files, once the write lock is had)."""
@@ -125,9 +134,15 @@ class ThreadHeld:
         assert self._conn is not None
         return _in_savepoint(self._conn, self._bounded, work, self._rolled_back)
 
-    async def run(self, work: Work[T]) -> T:
+    async def run(self, work: Work[T], *, short: bool = False) -> T:
         """See :meth:`Held.run`."""
-        return await self._call(self._work, work)
+        if short and not self._on_thread:  # nothing else can use the connection meanwhile
+            return self._work(work)
+        self._on_thread += 1
+        try:
+            return await self._call(self._work, work)
+        finally:
+            self._on_thread -= 1
 
     def _end(self, commit: bool) -> None:
         assert self._conn is not None
@@ -175,8 +190,8 @@ class AsyncHeld:
     def _work(self, conn: sa.Connection, work: Work[T]) -> T:
         return _in_savepoint(conn, self._bounded, work, self._rolled_back)
 
-    async def run(self, work: Work[T]) -> T:
-        """See :meth:`Held.run`."""
+    async def run(self, work: Work[T], *, short: bool = False) -> T:
+        """See :meth:`Held.run` (every work runs in the loop's greenlet: ``short`` or not)."""
         assert self._conn is not None
         return await self._conn.run_sync(self._work, work)
 

@@ -43,6 +43,7 @@ from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
+_SHORT_ROWS = 64  # an insert of at most this many rows is a short work (.held)
 _SWAP_ATTEMPTS = 3  # optimistic tries of an update before it locks the row
 _encode = msgspec.json.Encoder().encode
 
@@ -125,7 +126,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             for start in range(0, len(rows), _BATCH):
                 self.dialect.insert(conn, table, rows[start:start + _BATCH])
 
-        await self.backend.run(work, write=True)
+        await self.backend.run(work, write=True, short=len(rows) <= _SHORT_ROWS)
 
     async def update(
         self,
