@@ -151,6 +151,5 @@ class SqliteDialect(Dialect):
             statement = self._inserts[table.name] = (
                 f"INSERT INTO {table.name} ({', '.join(COLUMNS)}) "
                 f"VALUES ({', '.join('?' * len(COLUMNS))})")
-        driver = conn.connection.driver_connection
-        assert driver is not None
-        driver.executemany(statement, rows)
+        cursor = conn.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
+        cursor.executemany(statement, rows)
