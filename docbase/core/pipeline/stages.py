@@ -235,7 +235,7 @@ class PublishChange:
         if unit is None:
             await self.bus.publish(event)
         else:  # tagged with its batch; an atomic batch's, once it committed
-            await unit.publish(self.bus.publish, event)
+            await unit.publish(self.bus, event)
 
 
 class AuthorizeRead:
