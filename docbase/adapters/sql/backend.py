@@ -116,11 +116,6 @@ class SqlBackend:
             return None
         return running[1]
 
-    def held_direct(self) -> Any:
-        """The driver connection of the task's transaction, for short writes, or ``None``."""
-        held = self.held()
-        return None if held is None else held.direct
-
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """Run every work of this task inside the block in one transaction (:mod:`.held`).

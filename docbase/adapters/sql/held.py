@@ -19,6 +19,15 @@ its own size) runs on the calling thread when the held connection is free there
 the statement (two hand-overs of the GIL, an executor future, waking the loop up), and
 a batch runs one work per request. Scans and deletes by query keep to the thread.
 
+On PostgreSQL, the rows of an insert whose ids are new (``insert(..., new_ids=True)``,
+the pipeline's creates) are *held back* (:meth:`AsyncHeld.hold_back`, by
+:mod:`.pg_inserts`) and written together, one statement per table, right before
+anything else runs on the connection and before the commit: a batch of creates costs a
+round trip per table, not one per request. No document can hold a new ``_id``, so such
+an insert has nothing to fail on but the database itself; should writing them fail all
+the same, the transaction is broken and no longer commits (:meth:`AsyncHeld.finish`
+raises), so nothing of it is stored.
+
 Each work keeps the bound of one operation (``limits.query_timeout``) and runs in a
 savepoint of its own, so that a work that fails (a unique claim taken, a version
 mismatch) is undone alone, as it would be outside, and the block may go on. A block
@@ -29,7 +38,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -37,6 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import sqlalchemy as sa
 
 from docbase.adapters.sql.errors import translate_errors
+from docbase.core.errors import BackendError
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -45,6 +55,9 @@ T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 Bounded = Callable[[sa.Connection], AbstractContextManager[Any]]
 RolledBack = Callable[[sa.Connection], None]
+HeldBack = dict[Any, list[Any]]
+"""Rows held back, by table (see :meth:`AsyncHeld.hold_back`)."""
+WriteHeldBack = Callable[[HeldBack], Awaitable[None]]
 _SAVEPOINT = "SAVEPOINT docbase_operation"
 _ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
 
@@ -87,6 +100,9 @@ class Held(Protocol):
 
     async def run(self, work: Work[T], *, short: bool = False) -> T:
         """Run ``work`` in the held transaction (``short``: see the module)."""
+
+    async def write_held_back(self) -> None:
+        """Write the rows held back (if any) now: before anything else on the connection."""
 
     async def finish(self, *, commit: bool) -> None:
         """Commit (or roll back) and release the connection."""
@@ -144,6 +160,9 @@ class ThreadHeld:
         finally:
             self._on_thread -= 1
 
+    async def write_held_back(self) -> None:
+        """See :meth:`Held.write_held_back` (nothing is held back on SQLite)."""
+
     def _end(self, commit: bool) -> None:
         assert self._conn is not None
         try:
@@ -173,6 +192,28 @@ class AsyncHeld:
         self.done = False
         self.direct: Any = None
         self.depth = 0
+        self._held_back: HeldBack = {}
+        self._write: WriteHeldBack | None = None
+        self._broken = False
+
+    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
+        """Keep ``rows`` for ``table`` until :meth:`write_held_back` (``write`` writes them).
+
+        For inserts that nothing but the database itself can refuse (see the module).
+        """
+        self._held_back.setdefault(table, []).extend(rows)
+        self._write = write
+
+    async def write_held_back(self) -> None:
+        """See :meth:`Held.write_held_back`."""
+        if not self._held_back or self._write is None:
+            return
+        held_back, self._held_back = self._held_back, {}
+        try:
+            await self._write(held_back)
+        except BaseException:
+            self._broken = True  # a row answered as stored is not: never commit
+            raise
 
     async def start(self) -> AsyncHeld:
         """Connect and begin."""
@@ -193,6 +234,7 @@ class AsyncHeld:
     async def run(self, work: Work[T], *, short: bool = False) -> T:
         """See :meth:`Held.run` (every work runs in the loop's greenlet: ``short`` or not)."""
         assert self._conn is not None
+        await self.write_held_back()
         return await self._conn.run_sync(self._work, work)
 
     async def finish(self, *, commit: bool) -> None:
@@ -201,8 +243,18 @@ class AsyncHeld:
         self.done = True
         try:
             if commit:
+                try:
+                    await self.write_held_back()
+                    if self._broken:
+                        raise BackendError("the transaction failed to write rows it had "
+                                           "answered as stored; nothing of it was committed")
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        await self._conn.rollback()
+                    raise
                 await self._conn.commit()
             else:
+                self._held_back.clear()
                 with contextlib.suppress(Exception):  # a broken connection rolled back
                     await self._conn.rollback()
         finally:

@@ -76,7 +76,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         # one-document inserts in one round trip on PostgreSQL (see its module)
         self._inserter = pg_inserts.inserter_for(
             engine, self.backend.short_way_number, self.backend.forget,
-            held=(self.backend.held_direct, self.backend.cached_number))
+            held=(self.backend.held, self.backend.cached_number))
         self._driver_updates = (DriverUpdates(self.backend, self._row)
                                 if self.dialect.traits.updates_on_driver else None)
         if auto_index is not None:
@@ -112,12 +112,18 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                 document.get("_version", 0), _text(document.get("_created")),
                 _text(document.get("_changed")), _encode(search_strings(document)).decode())
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
-        """Insert all documents in one transaction, creating the collection if needed."""
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
+        """Insert all documents in one transaction, creating the collection if needed.
+
+        With ``new_ids``, inside a transaction on PostgreSQL the rows are held back
+        (:mod:`.held`) and written with the others before anything else runs.
+        """
         if not documents:
             return
         rows = [self._row(document) for document in documents]
-        if self._inserter is not None and await self._inserter.insert(collection, rows):
+        if self._inserter is not None and await self._inserter.insert(collection, rows,
+                                                                       new_ids=new_ids):
             return
 
         def work(conn: sa.Connection) -> None:
