@@ -81,10 +81,13 @@ async def test_a_block_whose_new_documents_cannot_be_written_commits_nothing(
         store: Any) -> None:
     kept = doc(n=1)
     await store.insert("t", [kept])
-    with pytest.raises(Conflict):  # at the insert, or (held back) at the commit
+    async def broken_promise() -> None:
         async with store.transaction():
             await store.insert("t", [doc(n=2)], new_ids=True)
-            await store.insert("t", [kept], new_ids=True)  # a broken promise: not new
+            await store.insert("t", [kept], new_ids=True)  # not new after all
+
+    with pytest.raises(Conflict):  # at the insert, or (held back) at the commit
+        await broken_promise()
     assert await ids(store, "t") == {kept["_id"]}
 
 
