@@ -19,14 +19,15 @@ its own size) runs on the calling thread when the held connection is free there
 the statement (two hand-overs of the GIL, an executor future, waking the loop up), and
 a batch runs one work per request. Scans and deletes by query keep to the thread.
 
-On PostgreSQL, the rows of an insert whose ids are new (``insert(..., new_ids=True)``,
-the pipeline's creates) are *held back* (:meth:`AsyncHeld.hold_back`, by
-:mod:`.pg_inserts`) and written together, one statement per table, right before
-anything else runs on the connection and before the commit: a batch of creates costs a
-round trip per table, not one per request. No document can hold a new ``_id``, so such
-an insert has nothing to fail on but the database itself; should writing them fail all
-the same, the transaction is broken and no longer commits (:meth:`AsyncHeld.finish`
-raises), so nothing of it is stored.
+The rows of an insert whose ids are new (``insert(..., new_ids=True)``, the pipeline's
+creates) are *held back* (:meth:`HoldsBack.hold_back`, by :mod:`.pg_inserts` on
+PostgreSQL, by the store on SQLite) and written together, one statement per table,
+right before anything else runs on the connection and before the commit: a batch of
+creates costs a round trip (PostgreSQL) or a savepoint and a statement (SQLite) per
+table, not per request. No document can hold a new ``_id``, so such an insert has
+nothing to fail on but the database itself; should writing them fail all the same,
+the transaction is broken and no longer commits (``finish`` raises), so nothing of it
+is stored.
 
 Each work keeps the bound of one operation (``limits.query_timeout``) and runs in a
 savepoint of its own, so that a work that fails (a unique claim taken, a version
@@ -101,6 +102,9 @@ class Held(Protocol):
     async def run(self, work: Work[T], *, short: bool = False) -> T:
         """Run ``work`` in the held transaction (``short``: see the module)."""
 
+    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
+        """Keep ``rows`` of ``table`` back; ``write`` writes them (see the module)."""
+
     async def write_held_back(self) -> None:
         """Write the rows held back (if any) now: before anything else on the connection."""
 
@@ -108,7 +112,41 @@ class Held(Protocol):
         """Commit (or roll back) and release the connection."""
 
 
-class ThreadHeld:
+class HoldsBack:
+    """Rows held back until anything else runs in the transaction (see the module)."""
+
+    _held_back: HeldBack
+    _write: WriteHeldBack | None
+    _broken: bool
+
+    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
+        """Keep ``rows`` for ``table`` until :meth:`write_held_back` (``write`` writes them).
+
+        For inserts that nothing but the database itself can refuse (new ids).
+        """
+        self._held_back.setdefault(table, []).extend(rows)
+        self._write = write
+
+    async def write_held_back(self) -> None:
+        """See :meth:`Held.write_held_back`."""
+        if not self._held_back or self._write is None:
+            return
+        held_back, self._held_back = self._held_back, {}
+        try:
+            await self._write(held_back)
+        except BaseException:
+            self._broken = True  # a row answered as stored is not: never commit
+            raise
+
+    async def _write_before_commit(self) -> None:
+        """Write what is held back; raise if that failed now or before (see the module)."""
+        await self.write_held_back()
+        if self._broken:
+            raise BackendError("the transaction failed to write rows it had answered as "
+                               "stored; nothing of it was committed")
+
+
+class ThreadHeld(HoldsBack):
     """A synchronous engine's connection in a transaction, on a thread of its own."""
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
@@ -124,6 +162,9 @@ class ThreadHeld:
         self.direct: Any = None
         self.depth = 0
         self._on_thread = 0  # works on the connection's thread now: a short one waits
+        self._held_back: HeldBack = {}
+        self._write: WriteHeldBack | None = None
+        self._broken = False
 
     async def start(self) -> ThreadHeld:
         """Connect and begin (on SQLite files, once the write lock is had)."""
@@ -152,6 +193,7 @@ class ThreadHeld:
 
     async def run(self, work: Work[T], *, short: bool = False) -> T:
         """See :meth:`Held.run`."""
+        await self.write_held_back()
         if short and not self._on_thread:  # nothing else can use the connection meanwhile
             return self._work(work)
         self._on_thread += 1
@@ -159,9 +201,6 @@ class ThreadHeld:
             return await self._call(self._work, work)
         finally:
             self._on_thread -= 1
-
-    async def write_held_back(self) -> None:
-        """See :meth:`Held.write_held_back` (nothing is held back on SQLite)."""
 
     def _end(self, commit: bool) -> None:
         assert self._conn is not None
@@ -175,15 +214,22 @@ class ThreadHeld:
 
     async def finish(self, *, commit: bool) -> None:
         """See :meth:`Held.finish`."""
-        self.done = True
         try:
+            if commit:
+                try:
+                    await self._write_before_commit()
+                except BaseException:
+                    self.done = True
+                    await self._call(self._end, False)
+                    raise
+            self.done = True
             await self._call(self._end, commit)
         finally:
             self._thread.shutdown(wait=False)
             self._release()
 
 
-class AsyncHeld:
+class AsyncHeld(HoldsBack):
     """An :class:`AsyncEngine`'s connection in a transaction."""
 
     def __init__(self, engine: AsyncEngine, bounded: Bounded, rolled_back: RolledBack) -> None:
@@ -195,25 +241,6 @@ class AsyncHeld:
         self._held_back: HeldBack = {}
         self._write: WriteHeldBack | None = None
         self._broken = False
-
-    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
-        """Keep ``rows`` for ``table`` until :meth:`write_held_back` (``write`` writes them).
-
-        For inserts that nothing but the database itself can refuse (see the module).
-        """
-        self._held_back.setdefault(table, []).extend(rows)
-        self._write = write
-
-    async def write_held_back(self) -> None:
-        """See :meth:`Held.write_held_back`."""
-        if not self._held_back or self._write is None:
-            return
-        held_back, self._held_back = self._held_back, {}
-        try:
-            await self._write(held_back)
-        except BaseException:
-            self._broken = True  # a row answered as stored is not: never commit
-            raise
 
     async def start(self) -> AsyncHeld:
         """Connect and begin."""
@@ -244,10 +271,7 @@ class AsyncHeld:
         try:
             if commit:
                 try:
-                    await self.write_held_back()
-                    if self._broken:
-                        raise BackendError("the transaction failed to write rows it had "
-                                           "answered as stored; nothing of it was committed")
+                    await self._write_before_commit()
                 except BaseException:
                     with contextlib.suppress(Exception):
                         await self._conn.rollback()
