@@ -20,7 +20,7 @@ the statement (two hand-overs of the GIL, an executor future, waking the loop up
 a batch runs one work per request. Scans and deletes by query keep to the thread.
 
 The rows of an insert whose ids are new (``insert(..., new_ids=True)``, the pipeline's
-creates) are *held back* (:meth:`HoldsBack.hold_back`, by :mod:`.pg_inserts` on
+creates) are *held back* (:mod:`.held_back`, by :mod:`.pg_inserts` on
 PostgreSQL, by the store on SQLite) and written together, one statement per table,
 right before anything else runs on the connection and before the commit: a batch of
 creates costs a round trip (PostgreSQL) or a savepoint and a statement (SQLite) per
@@ -39,7 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Callable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AbstractContextManager
 from typing import TYPE_CHECKING, Any, Protocol, TypeVar
@@ -47,7 +47,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import sqlalchemy as sa
 
 from docbase.adapters.sql.errors import translate_errors
-from docbase.core.errors import BackendError
+from docbase.adapters.sql.held_back import HeldBack, HoldsBack, WriteHeldBack
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -56,9 +56,6 @@ T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
 Bounded = Callable[[sa.Connection], AbstractContextManager[Any]]
 RolledBack = Callable[[sa.Connection], None]
-HeldBack = dict[Any, list[Any]]
-"""Rows held back, by table (see :meth:`AsyncHeld.hold_back`)."""
-WriteHeldBack = Callable[[HeldBack], Awaitable[None]]
 _SAVEPOINT = "SAVEPOINT docbase_operation"
 _ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
 
@@ -110,40 +107,6 @@ class Held(Protocol):
 
     async def finish(self, *, commit: bool) -> None:
         """Commit (or roll back) and release the connection."""
-
-
-class HoldsBack:
-    """Rows held back until anything else runs in the transaction (see the module)."""
-
-    _held_back: HeldBack
-    _write: WriteHeldBack | None
-    _broken: bool
-
-    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
-        """Keep ``rows`` for ``table`` until :meth:`write_held_back` (``write`` writes them).
-
-        For inserts that nothing but the database itself can refuse (new ids).
-        """
-        self._held_back.setdefault(table, []).extend(rows)
-        self._write = write
-
-    async def write_held_back(self) -> None:
-        """See :meth:`Held.write_held_back`."""
-        if not self._held_back or self._write is None:
-            return
-        held_back, self._held_back = self._held_back, {}
-        try:
-            await self._write(held_back)
-        except BaseException:
-            self._broken = True  # a row answered as stored is not: never commit
-            raise
-
-    async def _write_before_commit(self) -> None:
-        """Write what is held back; raise if that failed now or before (see the module)."""
-        await self.write_held_back()
-        if self._broken:
-            raise BackendError("the transaction failed to write rows it had answered as "
-                               "stored; nothing of it was committed")
 
 
 class ThreadHeld(HoldsBack):

@@ -16,7 +16,6 @@ under a write lock and writes it back in one transaction.
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Sequence
 from contextlib import AbstractAsyncContextManager
 from typing import Any
@@ -30,8 +29,7 @@ from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.adapters.sql.driver_updates import DriverUpdates
-from docbase.adapters.sql.errors import translate_errors
-from docbase.adapters.sql.held import Held
+from docbase.adapters.sql.held_back import held_back_insert
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
 from docbase.core.documents import Document
@@ -128,7 +126,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         if self._inserter is not None:
             if await self._inserter.insert(collection, rows, new_ids=new_ids):
                 return
-        elif new_ids and self._held_back(collection, rows):
+        elif new_ids and held_back_insert(self.backend, collection, rows):
             return
 
         def work(conn: sa.Connection) -> None:
@@ -138,24 +136,6 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                 self.dialect.insert(conn, table, rows[start:start + _BATCH])
 
         await self.backend.run(work, write=True, short=len(rows) <= _SHORT_ROWS)
-
-    def _held_back(self, collection: str, rows: list[Row]) -> bool:
-        """Hold new ``rows`` back in the task's transaction (:mod:`.held`); ``False``: not here."""
-        held = self.backend.held()
-        number = None if held is None else self.backend.cached_number(collection)
-        if held is None or number is None:
-            return False
-        held.hold_back(number, rows, functools.partial(self._write_held_back, held))
-        return True
-
-    async def _write_held_back(self, held: Held, held_back: dict[int, list[Row]]) -> None:
-        """Insert the rows held back, one statement per table, in ``held``'s transaction."""
-        def work(conn: sa.Connection) -> None:
-            for number, rows in held_back.items():
-                self.dialect.insert(conn, self.backend.table_clause(number), rows)
-
-        with translate_errors():  # on ``held`` itself: the commit may be under way
-            await held.run(work, short=True)
 
     async def update(
         self,
