@@ -8,10 +8,12 @@ started; one client on one keep-alive TLS connection then, per round,
 - sends the same batch with ``"atomic": false``.
 
 Printed per engine: the median wall time of each over the rounds, documents per second,
-and how many times faster the batch is than the requests one by one.
+and how many times faster the batch is than the requests one by one. ``--realtime``
+turns the change log on first (``realtime.global``), so that every write is logged.
 
     .venv/bin/python benchmarks/batch_bench.py               # both engines, 7 rounds
     .venv/bin/python benchmarks/batch_bench.py --engines sqlite --rounds 3
+    .venv/bin/python benchmarks/batch_bench.py --realtime
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from tests.served_engines import engine_storage  # noqa: E402
-from tests.test_serve_harness import Served, launch  # noqa: E402
+from tests.test_serve_harness import Served, launch, run_cli  # noqa: E402
 
 COLLECTIONS = ("orders", "lines", "stock")
 SIZE = 100
@@ -61,10 +63,14 @@ def batch(served: Served, key: str, *, atomic: bool) -> float:
     return elapsed
 
 
-def measure(engine: str, rounds: int) -> dict[str, float]:
+def measure(engine: str, rounds: int, *, realtime: bool = False) -> dict[str, float]:
     with TemporaryDirectory() as work, engine_storage(engine, Path(work)) as storage:
         served = launch(Path(work), "--storage", storage)
         try:
+            if realtime:  # the server reads its settings again within a second
+                run_cli(Path(work), "settings", "set", "--storage", storage,
+                        "realtime.global", "true")
+                time.sleep(1.5)
             key = served.admin_key
             one_by_one(served, key)  # warm up: tables, statements, connections
             batch(served, key, atomic=True)
@@ -83,11 +89,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engines", default="sqlite,postgresql")
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--realtime", action="store_true",
+                        help="turn the change log on (realtime.global) before serving")
     args = parser.parse_args()
     print(f"{SIZE} creates across {len(COLLECTIONS)} collections, median of "
-          f"{args.rounds} rounds, one keep-alive TLS connection")
+          f"{args.rounds} rounds, one keep-alive TLS connection"
+          + (", change log on" if args.realtime else ""))
     for engine in args.engines.split(","):
-        medians = measure(engine, args.rounds)
+        medians = measure(engine, args.rounds, realtime=args.realtime)
         single = medians["one by one"]
         print(f"\n{engine}")
         for name, seconds in medians.items():

@@ -189,11 +189,11 @@ class FailingLogStore(MemoryDocumentStore):
         super().__init__()
         self.failures = 1
 
-    async def insert(self, collection: str, documents: Any) -> None:
+    async def insert(self, collection: str, documents: Any, *, new_ids: bool = False) -> None:
         if collection == CHANGES_COLLECTION and self.failures:
             self.failures -= 1
             raise BackendError("the change log is unavailable")
-        await super().insert(collection, documents)
+        await super().insert(collection, documents, new_ids=new_ids)
 
 
 async def test_a_failing_log_write_keeps_the_client_write_and_readers_skip_its_number(

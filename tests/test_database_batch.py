@@ -13,7 +13,9 @@ from typing import Any
 import pytest
 
 from docbase import Database, TransactionsUnsupported, ValidationFailed
+from docbase.core.changes.entries import CHANGES_COLLECTION, from_document
 from docbase.core.events import ChangeEvent
+from docbase.core.query import Query
 from docbase.core.schema import parse_schema
 
 
@@ -53,6 +55,23 @@ async def test_a_block_commits_its_writes_and_then_publishes_them(db: Database) 
     assert [e.collection for e in events] == ["orders", "lines", "stock"]
     assert {e.batch for e in events} == {batch.batch_id}
     assert await count(db, "orders") == await count(db, "stock") == 1
+
+
+@pytest.mark.transactions
+async def test_a_block_logs_its_writes_numbered_in_order_after_the_ones_before(
+        db: Database) -> None:
+    await db.settings.set("realtime.global", True)
+    await db.collection("orders").insert({"customer": "before"})
+    async with db.batch() as batch:
+        for n in range(5):
+            await db.collection(("orders", "stock")[n % 2]).insert(
+                {"customer": f"c{n}"} if n % 2 == 0 else {"sku": f"s{n}", "left": n})
+    entries = sorted((from_document(d) for d in await db.store.find(
+        CHANGES_COLLECTION, Query(limit=None))), key=lambda entry: entry.seq)
+    assert [e.seq for e in entries] == [1, 2, 3, 4, 5, 6]
+    assert [e.collection for e in entries] == ["orders", "orders", "stock", "orders",
+                                               "stock", "orders"]
+    assert [e.batch for e in entries] == [None, *[batch.batch_id] * 5]
 
 
 @pytest.mark.transactions

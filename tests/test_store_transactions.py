@@ -48,6 +48,51 @@ async def test_a_block_commits_every_write_together(store: Any) -> None:
 
 
 @pytest.mark.transactions
+async def test_new_documents_of_a_block_are_read_back_and_committed_in_order(
+        store: Any) -> None:
+    kept = doc(n=0)
+    await store.insert("t", [kept])
+    made = [doc(n=n) for n in range(1, 7)]
+    async with store.transaction():
+        for document in made:  # PostgreSQL holds these back until something else runs
+            await store.insert(("t", "u")[document["n"] % 2], [document], new_ids=True)
+        assert [d["n"] for d in await store.find("t", Query(limit=None))] == [0, 2, 4, 6]
+        await store.insert("u", [doc(n=7), doc(n=9)], new_ids=True)
+        await store.update("u", made[0]["_id"], Update((SetOp(("n",), 11),)), stamp={})
+        await store.insert("t", [doc(n=8)], new_ids=True)  # held back to the commit
+    assert sorted(d["n"] for d in await store.find("t", Query(limit=None))) == [0, 2, 4, 6, 8]
+    assert sorted(d["n"] for d in await store.find("u", Query(limit=None))) == [3, 5, 7, 9, 11]
+
+
+@pytest.mark.transactions
+async def test_new_documents_of_a_block_that_raises_are_not_stored(store: Any) -> None:
+    async def undone() -> None:
+        async with store.transaction():
+            await store.insert("t", [doc(n=1)], new_ids=True)
+            await store.insert("t", [doc(n=2)], new_ids=True)
+            raise Undo
+
+    with pytest.raises(Undo):
+        await undone()
+    assert await ids(store, "t") == set()
+
+
+@pytest.mark.transactions
+async def test_a_block_whose_new_documents_cannot_be_written_commits_nothing(
+        store: Any) -> None:
+    kept = doc(n=1)
+    await store.insert("t", [kept])
+    async def broken_promise() -> None:
+        async with store.transaction():
+            await store.insert("t", [doc(n=2)], new_ids=True)
+            await store.insert("t", [kept], new_ids=True)  # not new after all
+
+    with pytest.raises(Conflict):  # at the insert, or (held back) at the commit
+        await broken_promise()
+    assert await ids(store, "t") == {kept["_id"]}
+
+
+@pytest.mark.transactions
 async def test_a_block_that_raises_leaves_nothing_behind(store: Any) -> None:
     kept = doc(n=1)
     await store.insert("t", [kept])

@@ -108,7 +108,8 @@ class Collection(CollectionReads):
         documents = [new_document(dict(b), self.principal.author, parent=stamp) for b in bodies]
         write = await self._write(Insert(collection=self.name, principal=self.principal,
                                          documents=documents, parent=self.parent, bulk=bulk,
-                                         validate=validate))
+                                         validate=validate,
+                                         new_ids=frozenset(d["_id"] for d in documents)))
         return await self.database.reads.shaped(self.name, self.principal, write.documents,
                                                self.parent)
 

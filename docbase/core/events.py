@@ -67,6 +67,9 @@ class Insert(Write, kw_only=True):
     method: str = "POST"
     bulk: bool = False
     validate: bool = True
+    new_ids: frozenset[str] = frozenset()
+    """The ``_id`` s made for ``documents`` (``new_document``); the store stage tells the
+    store they are new when the documents still carry exactly those."""
 
 
 class UpdateDocument(Write, kw_only=True):

@@ -78,10 +78,15 @@ class DocumentStore(Protocol):
 
         """
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
         """Insert complete documents (already stamped with ``_id`` and system fields).
 
-        All or nothing: when one document cannot be inserted, none is.
+        All or nothing: when one document cannot be inserted, none is. ``new_ids``
+        says that every ``_id`` was made for this insert (``new_document``), so no
+        document can hold one already: inside :meth:`transaction` an adapter may then
+        write the documents later in it, before anything else runs in it and before
+        its commit, which fails (writing nothing) if they cannot be written.
 
         Raises:
             Conflict: an ``_id`` exists already, or a unique index would be violated.

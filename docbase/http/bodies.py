@@ -15,6 +15,10 @@ from docbase.http.headers import header
 
 _JSON_TYPES = frozenset({"", "application/json", "text/json", "text/plain"})
 _FORM = "application/x-www-form-urlencoded"
+DECODED_BODY = "docbase.decoded_body"
+"""The ASGI scope key under which a request of a batch carries its JSON body decoded
+(:mod:`docbase.http.subrequests`): the batch decoded it already, and it is read from
+there instead of being decoded again from the bytes the request also carries."""
 
 
 async def read_bytes(request: Request[Any, Any, Any], limit: int) -> bytes:
@@ -24,9 +28,7 @@ async def read_bytes(request: Request[Any, Any, Any], limit: int) -> bytes:
         PayloadTooLarge: ``Content-Length`` or the bytes actually streamed exceed it.
 
     """
-    declared = header(request, "content-length")
-    if declared is not None and declared.isdigit() and int(declared) > limit:
-        raise PayloadTooLarge(f"the request body is {declared} bytes; the limit is {limit}")
+    _check_declared_size(request, limit)
     chunks: list[bytes] = []
     size = 0
     async for chunk in request.stream():
@@ -35,6 +37,15 @@ async def read_bytes(request: Request[Any, Any, Any], limit: int) -> bytes:
             raise PayloadTooLarge(f"the request body exceeds the limit of {limit} bytes")
         chunks.append(chunk)
     return b"".join(chunks)
+
+
+def _check_declared_size(request: Request[Any, Any, Any], limit: int) -> None:
+    declared = header(request, "content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise PayloadTooLarge(f"the request body is {declared} bytes; the limit is {limit}")
+
+
+_NOT_DECODED = object()
 
 
 def _media_type(request: Request[Any, Any, Any]) -> str:
@@ -58,12 +69,17 @@ async def read_json(request: Request[Any, Any, Any], limits: Limits) -> JSON:
             f"unsupported content type {media_type!r}: send application/json "
             f"or {_FORM}"
         )
-    raw = await read_bytes(request, limits.max_body_bytes)
-    if is_form:
-        return form_object(raw)
-    if not raw.strip():
-        return None
-    body: JSON = decode_untrusted(raw, "the request body")
+    decoded = request.scope.get(DECODED_BODY, _NOT_DECODED)
+    if decoded is not _NOT_DECODED and not is_form:
+        _check_declared_size(request, limits.max_body_bytes)
+        body: JSON = decoded
+    else:
+        raw = await read_bytes(request, limits.max_body_bytes)
+        if is_form:
+            return form_object(raw)
+        if not raw.strip():
+            return None
+        body = decode_untrusted(raw, "the request body")
     check_bounds(body, "the request body", limits.max_body_depth, document=True)
     return body
 

@@ -38,7 +38,8 @@ def json_response(
     extra: dict[str, str] | None = None,
 ) -> Response[bytes]:
     """Encode ``content`` as JSON, with the request's CORS headers, an ``ETag``, ``extra``."""
-    headers: dict[str, str] = dict(request.state.get(CORS_STATE) or {})
+    # the scope's state as it is: Litestar's ``request.state`` builds a State (and a lock)
+    headers: dict[str, str] = dict(request.scope.get("state", {}).get(CORS_STATE) or {})
     if extra:
         headers.update(extra)
     if tag is not None:

@@ -6,6 +6,10 @@ batch was sent with, from a header or a parameter), the request's method, path, 
 and passed headers (``If-Match``, ...), calls the Litestar application with it, and
 reads the answer back. Routing, the credential check, authorization, validation, hooks
 and the write pipeline are those of a request sent alone; nothing is special-cased.
+Two decodings are spared: the request's JSON body goes with its bytes decoded already
+(``DECODED_BODY``, read by :func:`~docbase.http.bodies.read_json`, which still checks
+its size and bounds), and the answer is kept as the bytes the application sent, decoded
+only if a reference or a failure looks into it.
 """
 
 from __future__ import annotations
@@ -18,6 +22,7 @@ from litestar import Request
 
 from docbase.core.batch.references import Answer
 from docbase.core.batch.requests import BatchRequest
+from docbase.http.bodies import DECODED_BODY
 from docbase.http.context import raw_key, raw_token
 
 _CREDENTIAL_HEADERS = frozenset({b"host", b"origin", b"user-agent", b"x-forwarded-for",
@@ -66,6 +71,8 @@ class SubRequests:
             "headers": headers,
             "state": {},
         }
+        if raw:
+            scope[DECODED_BODY] = body  # a copy of its own (references.resolve_body)
         return await _call(self.app, scope, raw)
 
 
@@ -89,9 +96,4 @@ async def _call(app: Any, scope: dict[str, Any], body: bytes) -> Answer:
             chunks.append(message.get("body", b""))
 
     await app(scope, receive, send)
-    content = b"".join(chunks)
-    try:
-        decoded = msgspec.json.decode(content) if content.strip() else None
-    except msgspec.DecodeError:
-        decoded = content.decode("utf-8", "replace")
-    return Answer(status, decoded)
+    return Answer.encoded(status, b"".join(chunks))

@@ -79,7 +79,8 @@ class MemoryDocumentStore(MemoryTransactions, DeletesByGroups, EncodesFound, Asy
                                    f"in {collection!r}")
                 seen.append(value)
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
         """Keep the contract of :meth:`~docbase.core.ports.DocumentStore.insert`."""
         async with self._in_turn():
             self._insert(collection, documents)

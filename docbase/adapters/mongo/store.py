@@ -64,7 +64,8 @@ class MongoDocumentStore(DeletesByGroups, EncodesFound, MongoConnection):
 
     # ---------------------------------------------------------------- writes
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
         """Insert in order, all or nothing (a failed batch deletes what it inserted)."""
         if not documents:
             return

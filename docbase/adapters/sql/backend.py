@@ -116,11 +116,6 @@ class SqlBackend:
             return None
         return running[1]
 
-    def held_direct(self) -> Any:
-        """The driver connection of the task's transaction, for short writes, or ``None``."""
-        held = self.held()
-        return None if held is None else held.direct
-
     @contextlib.asynccontextmanager
     async def transaction(self) -> AsyncIterator[None]:
         """Run every work of this task inside the block in one transaction (:mod:`.held`).
@@ -148,17 +143,18 @@ class SqlBackend:
         with translate_errors():
             await held.finish(commit=True)
 
-    async def run(self, work: Work[T], *, write: bool) -> T:
+    async def run(self, work: Work[T], *, write: bool, short: bool = False) -> T:
         """Run ``work`` in one transaction; retry once if a cached table was dropped.
 
         A write transaction commits on success and rolls back on error; a read
         autocommits each statement. Driver errors come out as docbase errors. Inside
-        :meth:`transaction`, the work runs in the transaction held.
+        :meth:`transaction`, the work runs in the transaction held; ``short`` says it
+        touches a few rows by key (:mod:`.held`).
         """
         held = self.held()
         if held is not None:
             with translate_errors():
-                return await held.run(work)
+                return await held.run(work, short=short)
         await self.open()
         try:
             return await self._run(work, write=write)

@@ -74,7 +74,7 @@ class DriverUpdates:
             assert written.rowcount == 1, "the row changed under the write lock"
             return changed
 
-        outcome = await self.backend.run(work, write=True)
+        outcome = await self.backend.run(work, write=True, short=True)  # one row by key
         if isinstance(outcome, DocbaseError):
             raise outcome
         return outcome

@@ -16,6 +16,22 @@ the task runs on one connection, in one transaction, held here until the block e
   ``AsyncConnection`` whose ``run_sync`` runs each work; rows it writes stay locked
   until the commit.
 
+A *short* work (``run(work, short=True)``: a few rows written or read by key, bounded by
+its own size) runs on the calling thread when the held connection is free there
+(:class:`ThreadHeld`): handing it to the connection's thread and back cost more than
+the statement (two hand-overs of the GIL, an executor future, waking the loop up), and
+a batch runs one work per request. Scans and deletes by query keep to the thread.
+
+The rows of an insert whose ids are new (``insert(..., new_ids=True)``, the pipeline's
+creates) are *held back* (:mod:`.held_back`, by :mod:`.pg_inserts` on
+PostgreSQL, by the store on SQLite) and written together, one statement per table,
+right before anything else runs on the connection and before the commit: a batch of
+creates costs a round trip (PostgreSQL) or a savepoint and a statement (SQLite) per
+table, not per request. No document can hold a new ``_id``, so such an insert has
+nothing to fail on but the database itself; should writing them fail all the same,
+the transaction is broken and no longer commits (``finish`` raises), so nothing of it
+is stored.
+
 Each work keeps the bound of one operation (``limits.query_timeout``) and runs in a
 savepoint of its own, so that a work that fails (a unique claim taken, a version
 mismatch) is undone alone, as it would be outside, and the block may go on. A block
@@ -34,6 +50,7 @@ from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 import sqlalchemy as sa
 
 from docbase.adapters.sql.errors import translate_errors
+from docbase.adapters.sql.held_back import HeldBack, HoldsBack, WriteHeldBack
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncConnection, AsyncEngine
@@ -55,10 +72,12 @@ def _in_savepoint(conn: sa.Connection, bounded: Bounded, work: Work[T],
     statements once per connection (SQLAlchemy's numbered savepoints were prepared anew
     each time), and is not released: the next one of the same name hides it, and
     ``ROLLBACK TO`` goes back to the latest, so a work costs one round trip more, not
-    two. ``rolled_back`` is told, as SQLAlchemy does not see it.
+    two. It goes to the driver's cursor, past SQLAlchemy's execution context (which
+    cost more than the statement on SQLite). ``rolled_back`` is told, as SQLAlchemy does
+    not see it.
     """
     with bounded(conn):
-        conn.exec_driver_sql(_SAVEPOINT)
+        conn.connection.dbapi_connection.cursor().execute(_SAVEPOINT)  # type: ignore[union-attr]
         try:
             result = work(conn)
         except BaseException:
@@ -80,8 +99,14 @@ class Held(Protocol):
     """The asyncpg connection under the transaction (PostgreSQL), else ``None``: the
     short writes of :mod:`.pg_inserts` run on it, in the transaction."""
 
-    async def run(self, work: Work[T]) -> T:
-        """Run ``work`` in the held transaction."""
+    async def run(self, work: Work[T], *, short: bool = False) -> T:
+        """Run ``work`` in the held transaction (``short``: see the module)."""
+
+    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
+        """Keep ``rows`` of ``table`` back; ``write`` writes them (see the module)."""
+
+    async def write_held_back(self) -> None:
+        """Write the rows held back (if any) now: before anything else on the connection."""
 
     async def finish(self, *, commit: bool) -> None:
         """Commit (or roll back) and release the connection."""
@@ -121,7 +146,7 @@ class ThreadTransactions:
             thread.shutdown(wait=False)
 
 
-class ThreadHeld:
+class ThreadHeld(HoldsBack):
     """A synchronous engine's connection in a transaction, on a thread of its own."""
 
     def __init__(self, engine: sa.Engine, begin: Callable[[sa.Connection], Any],
@@ -136,6 +161,10 @@ class ThreadHeld:
         self.done = False
         self.direct: Any = None
         self.depth = 0
+        self._on_thread = 0  # works on the connection's thread now: a short one waits
+        self._held_back: HeldBack = {}
+        self._write: WriteHeldBack | None = None
+        self._broken = False
 
     async def start(self) -> ThreadHeld:
         """Connect and begin (on SQLite files, once the write lock is had)."""
@@ -161,11 +190,18 @@ class ThreadHeld:
         assert self._conn is not None
         return _in_savepoint(self._conn, self._bounded, work, self._rolled_back)
 
-    async def run(self, work: Work[T]) -> T:
+    async def run(self, work: Work[T], *, short: bool = False) -> T:
         """See :meth:`Held.run`."""
         if self.done:  # its thread may run another transaction now
             raise RuntimeError("the transaction is finished")
-        return await self._call(self._work, work)
+        await self.write_held_back()
+        if short and not self._on_thread:  # nothing else can use the connection meanwhile
+            return self._work(work)
+        self._on_thread += 1
+        try:
+            return await self._call(self._work, work)
+        finally:
+            self._on_thread -= 1
 
     def _end(self, commit: bool) -> None:
         assert self._conn is not None
@@ -179,14 +215,21 @@ class ThreadHeld:
 
     async def finish(self, *, commit: bool) -> None:
         """See :meth:`Held.finish`."""
-        self.done = True
         try:
+            if commit:
+                try:
+                    await self._write_before_commit()
+                except BaseException:
+                    self.done = True
+                    await self._call(self._end, False)
+                    raise
+            self.done = True
             await self._call(self._end, commit)
         finally:
             self._release()
 
 
-class AsyncHeld:
+class AsyncHeld(HoldsBack):
     """An :class:`AsyncEngine`'s connection in a transaction."""
 
     def __init__(self, engine: AsyncEngine, bounded: Bounded, rolled_back: RolledBack) -> None:
@@ -195,6 +238,9 @@ class AsyncHeld:
         self.done = False
         self.direct: Any = None
         self.depth = 0
+        self._held_back: HeldBack = {}
+        self._write: WriteHeldBack | None = None
+        self._broken = False
 
     async def start(self) -> AsyncHeld:
         """Connect and begin."""
@@ -212,9 +258,10 @@ class AsyncHeld:
     def _work(self, conn: sa.Connection, work: Work[T]) -> T:
         return _in_savepoint(conn, self._bounded, work, self._rolled_back)
 
-    async def run(self, work: Work[T]) -> T:
-        """See :meth:`Held.run`."""
+    async def run(self, work: Work[T], *, short: bool = False) -> T:
+        """See :meth:`Held.run` (every work runs in the loop's greenlet: ``short`` or not)."""
         assert self._conn is not None
+        await self.write_held_back()
         return await self._conn.run_sync(self._work, work)
 
     async def finish(self, *, commit: bool) -> None:
@@ -223,8 +270,15 @@ class AsyncHeld:
         self.done = True
         try:
             if commit:
+                try:
+                    await self._write_before_commit()
+                except BaseException:
+                    with contextlib.suppress(Exception):
+                        await self._conn.rollback()
+                    raise
                 await self._conn.commit()
             else:
+                self._held_back.clear()
                 with contextlib.suppress(Exception):  # a broken connection rolled back
                     await self._conn.rollback()
         finally:

@@ -27,6 +27,7 @@ connections and with the same rules.
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -34,6 +35,7 @@ from typing import Any
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
 from docbase.adapters.sql.errors import MissingTable, translated
+from docbase.adapters.sql.held import AsyncHeld
 from docbase.adapters.sql.pg_connections import DirectConnections, pool_for
 from docbase.core.errors import BackendError
 
@@ -59,8 +61,8 @@ def insert_many_sql(number: int) -> str:
 
 
 HeldWay = tuple[Callable[[], Any], Callable[[str], int | None]]
-"""The driver connection of the task's transaction (or ``None``) and the table numbers
-to use in it."""
+"""The transaction the task holds (a :class:`~.held.Held`, or ``None``) and the table
+numbers to use in it."""
 _NOT_HELD: HeldWay = (lambda: None, lambda collection: None)
 _SAVEPOINT = "SAVEPOINT docbase_operation"  # the names of .held, on the same connection
 _ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"
@@ -90,7 +92,8 @@ class PgInserter:
         asyncpg = importlib.import_module("asyncpg")  # registered only where installed
         self._server_error: type[Exception] = asyncpg.PostgresError
 
-    async def insert(self, collection: str, rows: Sequence[Row]) -> bool:
+    async def insert(self, collection: str, rows: Sequence[Row], *,
+                     new_ids: bool = False) -> bool:
         """Insert ``rows`` into ``collection`` in one statement; ``False``: go the usual way.
 
         Raises:
@@ -98,6 +101,8 @@ class PgInserter:
                 the statement was on its way.
 
         """
+        if new_ids and self._held_back(collection, rows):
+            return True
         if len(rows) == 1:
             return await self._run(collection, insert_sql, tuple(rows[0])) is not None
         columns = tuple(list(column) for column in zip(*rows, strict=True))
@@ -124,15 +129,43 @@ class PgInserter:
         rows = await self._run(collection, _read_sql, (document_id,), fetch=True)
         return None if rows is None else [(row[0],) for row in rows]
 
+    def _held_back(self, collection: str, rows: Sequence[Row]) -> bool:
+        """Hold new ``rows`` back in the task's transaction (:mod:`.held`); ``False``: not here.
+
+        Only into a table the transaction knows.
+        """
+        holder = self._held()
+        if not isinstance(holder, AsyncHeld):
+            return False
+        number = self._held_number(collection)
+        if number is None:
+            return False
+        holder.hold_back(number, [tuple(row) for row in rows],
+                         functools.partial(self._write_held_back, holder.direct))
+        return True
+
+    async def _write_held_back(self, connection: Any, held_back: dict[int, list[Any]]) -> None:
+        """Insert the rows held back, one statement per table, in the transaction."""
+        for number, rows in held_back.items():
+            columns = tuple(list(column) for column in zip(*rows, strict=True))
+            try:
+                await connection.execute(self._statement(insert_many_sql, number), *columns)
+            except self._server_error as exc:
+                raise translated(str(getattr(exc, "sqlstate", "") or ""), str(exc)) from exc
+            except Exception as exc:
+                raise BackendError(f"database unavailable: {exc}") from exc
+
     async def _run(self, collection: str, sql: Callable[[int], str],
                    arguments: tuple[Any, ...], *, fetch: bool = False) -> Any:
         """Run ``sql`` on ``collection``'s table: its status, or rows; ``None``: not here."""
-        held = self._held()
+        holder = self._held()
+        held = None if holder is None else holder.direct
         number = self._number(collection) if held is None else self._held_number(collection)
         if number is None:
             return None
         statement = self._statement(sql, number)
         if held is not None:
+            await holder.write_held_back()  # what was held back first, in order
             if sql is insert_sql:
                 return await self._insert_held(held, collection, number, arguments)
             return await self._in_savepoint(held, statement, arguments, fetch=fetch)

@@ -79,7 +79,7 @@ class SqlDocumentReads:
         if found is not None:  # answered the short way: a lookup by key, no waiting
             body = found[0][0] if found else None
         else:
-            body = await self.backend.run(work, write=False)
+            body = await self.backend.run(work, write=False, short=True)  # one row by key
         if body is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         document: Document = decode_body(body)

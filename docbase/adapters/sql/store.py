@@ -29,6 +29,7 @@ from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.adapters.sql.driver_updates import DriverUpdates
+from docbase.adapters.sql.held_back import held_back_insert
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
 from docbase.core.documents import Document
@@ -43,6 +44,7 @@ from docbase.core.update import Update
 from docbase.core.versioning import check_version, updated_document, versioned_id
 
 _BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
+_SHORT_ROWS = 64  # an insert of at most this many rows is a short work (.held)
 _SWAP_ATTEMPTS = 3  # optimistic tries of an update before it locks the row
 _encode = msgspec.json.Encoder().encode
 
@@ -75,7 +77,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         # one-document inserts in one round trip on PostgreSQL (see its module)
         self._inserter = pg_inserts.inserter_for(
             engine, self.backend.short_way_number, self.backend.forget,
-            held=(self.backend.held_direct, self.backend.cached_number))
+            held=(self.backend.held, self.backend.cached_number))
         self._driver_updates = (DriverUpdates(self.backend, self._row)
                                 if self.dialect.traits.updates_on_driver else None)
         if auto_index is not None:
@@ -111,12 +113,20 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                 document.get("_version", 0), _text(document.get("_created")),
                 _text(document.get("_changed")), _encode(search_strings(document)).decode())
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
-        """Insert all documents in one transaction, creating the collection if needed."""
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
+        """Insert all documents in one transaction, creating the collection if needed.
+
+        With ``new_ids``, inside a transaction on PostgreSQL the rows are held back
+        (:mod:`.held`) and written with the others before anything else runs.
+        """
         if not documents:
             return
         rows = [self._row(document) for document in documents]
-        if self._inserter is not None and await self._inserter.insert(collection, rows):
+        if self._inserter is not None:
+            if await self._inserter.insert(collection, rows, new_ids=new_ids):
+                return
+        elif new_ids and held_back_insert(self.backend, collection, rows):
             return
 
         def work(conn: sa.Connection) -> None:
@@ -125,7 +135,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             for start in range(0, len(rows), _BATCH):
                 self.dialect.insert(conn, table, rows[start:start + _BATCH])
 
-        await self.backend.run(work, write=True)
+        await self.backend.run(work, write=True, short=len(rows) <= _SHORT_ROWS)
 
     async def update(
         self,

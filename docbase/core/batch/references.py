@@ -12,22 +12,55 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+import msgspec
+
 from docbase.core.errors import InvalidQuery
 
 _IN_PATH = re.compile(r"\{(\d+)((?:\.[^.{}/?]+)+)\}")
 
 
-class Answer:
-    """One answer of a batch: the status and the decoded body."""
+_UNDECODED: Any = object()
 
-    __slots__ = ("body", "status")
+
+class Answer:
+    """One answer of a batch: the status and the body (decoded when first asked for)."""
+
+    __slots__ = ("_body", "_raw", "status")
 
     def __init__(self, status: int, body: Any) -> None:
-        self.status, self.body = status, body
+        self.status, self._body, self._raw = status, body, b""
+
+    @classmethod
+    def encoded(cls, status: int, content: bytes) -> Answer:
+        """The answer whose body is the JSON text ``content`` (empty: ``None``).
+
+        It is decoded only when :attr:`body` is read (a reference into it, a failure);
+        the batch's own answer carries the text as it is. Text that is not JSON is
+        the body as a string.
+        """
+        answer = cls(status, _UNDECODED if content.strip() else None)
+        answer._raw = content
+        return answer
+
+    @property
+    def body(self) -> Any:
+        """The decoded body."""
+        if self._body is _UNDECODED:
+            try:
+                self._body = msgspec.json.decode(self._raw)
+            except msgspec.DecodeError:
+                self._body = self._raw.decode("utf-8", "replace")
+        return self._body
 
     def as_json(self) -> dict[str, Any]:
-        """``{"status": S, "body": B}``, as the batch answers it."""
-        return {"status": self.status, "body": self.body}
+        """``{"status": S, "body": B}``, as the batch answers it (``B`` JSON text or a value)."""
+        if self._body is _UNDECODED:
+            try:  # the text is sent as it came, once known to be JSON
+                text = msgspec.json.decode(self._raw, type=msgspec.Raw)
+            except msgspec.DecodeError:
+                return {"status": self.status, "body": self.body}
+            return {"status": self.status, "body": text}
+        return {"status": self.status, "body": self._body}
 
 
 def _value(reference: str, answers: Sequence[Answer]) -> Any:

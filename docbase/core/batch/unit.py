@@ -4,16 +4,18 @@
 and marks the running task as inside batch ``batch_id``; :func:`tagged` only marks it
 (``atomic: false``). The write pipeline's publish stage asks :func:`current_unit`:
 inside an atomic batch it hands its change event to the unit, which publishes every
-held event, tagged with the batch id, once the transaction committed; a batch rolled
-back publishes nothing. Outside a batch a write publishes at once, as always.
+held event, tagged with the batch id, once the transaction committed, all in one
+:meth:`Publisher.publish_all` (the change log numbers and stores them together); a
+batch rolled back publishes nothing. Outside a batch a write publishes at once, as
+always.
 """
 
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Awaitable, Callable, Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextvars import ContextVar
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 import msgspec
 
@@ -21,7 +23,15 @@ if TYPE_CHECKING:
     from docbase.core.events import ChangeEvent
     from docbase.core.ports import DocumentStore
 
-Publish = Callable[["ChangeEvent"], Awaitable[None]]
+
+class Publisher(Protocol):
+    """Where the events of a batch go (the database's change bus)."""
+
+    async def publish(self, event: ChangeEvent) -> None:
+        """Hand one committed write's event to the subscribers."""
+
+    async def publish_all(self, events: Sequence[ChangeEvent]) -> None:
+        """Hand several committed writes' events to the subscribers, in order."""
 
 
 class BatchUnit:
@@ -36,18 +46,29 @@ class BatchUnit:
         """The id every change event of the batch carries (``batch``)."""
         self.atomic: bool = atomic
         self.outer: BatchUnit | None = outer if outer is not None and outer.atomic else None
-        self.held: list[tuple[Publish, ChangeEvent]] = []
+        self.held: list[tuple[Publisher, ChangeEvent]] = []
 
-    async def publish(self, publish: Publish, event: ChangeEvent) -> None:
+    async def publish(self, publisher: Publisher, event: ChangeEvent) -> None:
         """Publish ``event`` tagged with the batch id; in an atomic batch, after commit."""
         tagged = event if self.batch_id is None else msgspec.structs.replace(
             event, batch=self.batch_id)
         if self.atomic:
-            self.held.append((publish, tagged))
+            self.held.append((publisher, tagged))
         elif self.outer is not None:  # inside an atomic unit: after its commit
-            self.outer.held.append((publish, tagged))
+            self.outer.held.append((publisher, tagged))
         else:
-            await publish(tagged)
+            await publisher.publish(tagged)
+
+    async def publish_held(self) -> None:
+        """Publish the held events in order, those of one publisher in a row together."""
+        start = 0
+        while start < len(self.held):
+            publisher = self.held[start][0]
+            end = start
+            while end < len(self.held) and self.held[end][0] is publisher:
+                end += 1
+            await publisher.publish_all([event for _, event in self.held[start:end]])
+            start = end
 
 
 _unit: ContextVar[BatchUnit | None] = ContextVar("docbase_batch_unit", default=None)
@@ -107,5 +128,4 @@ async def atomically(store: DocumentStore,
     if outer is not None and outer.atomic:
         outer.held.extend(unit.held)
         return
-    for publish, event in unit.held:
-        await publish(event)
+    await unit.publish_held()

@@ -9,7 +9,7 @@ A durable, cross-process change log will subscribe here.
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TypeAlias
 
 from docbase.core.events import ChangeEvent
@@ -38,3 +38,8 @@ class ChangeBus:
             except Exception:
                 logger.exception("change subscriber %r failed on %s of %s",
                                  subscriber, event.operation, event.collection)
+
+    async def publish_all(self, events: Sequence[ChangeEvent]) -> None:
+        """Hand each of ``events``, in order, to every subscriber (see :meth:`publish`)."""
+        for event in events:
+            await self.publish(event)

@@ -19,7 +19,9 @@ Only user collections are logged, and only while someone consumes the log: the
 :class:`~.feed.ChangeFeed` asks its :class:`~.feed.LogDemand` (realtime is on, a
 webhook is enabled, or an export holds a capture lease,
 ``docbase/core/portability/capture.py``) before it hands a write to
-:meth:`ChangeLog.record`. Every
+:meth:`ChangeLog.record`; the events an atomic batch held until its commit come
+together (:meth:`ChangeLog.record_all`: their numbers taken by one ``$inc``, their
+entries stored by one insert). Every
 :data:`PRUNE_EVERY` entries the writer of that entry deletes those beyond
 ``limits.change_max_entries`` or older than ``limits.change_retention``.
 """
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
@@ -71,10 +74,24 @@ class ChangeLog:
             BackendError: the store failed; the bus logs it, the write stays committed.
 
         """
-        if not is_user_collection(event.collection):
+        await self.record_all([event])
+
+    async def record_all(self, events: Sequence[ChangeEvent]) -> None:
+        """Append the committed writes ``events`` in order (an atomic batch's, at commit).
+
+        Their numbers are taken by one ``$inc`` and their entries stored by one insert.
+
+        Raises:
+            BackendError: the store failed; the writes stay committed.
+
+        """
+        logged = [event for event in events if is_user_collection(event.collection)]
+        if not logged:
             return
-        seq = await self.counter.next()
-        await self._append(change_from(event, seq, utc_now()))
+        last = await self.counter.next(len(logged))
+        first, now = last - len(logged) + 1, utc_now()
+        await self._append([change_from(event, first + offset, now)
+                            for offset, event in enumerate(logged)])
 
     async def publish(self, event: str, data: Any, *, author: str) -> Change:
         """Append a custom event (``POST /realtime``) and return its entry.
@@ -85,14 +102,15 @@ class ChangeLog:
         """
         seq = await self.counter.next()
         change = Change(seq=seq, event=event, data=data, author=author, time=utc_now())
-        await self._append(change)
+        await self._append([change])
         return change
 
-    async def _append(self, change: Change) -> None:
-        await self.store.insert(CHANGES_COLLECTION, [to_document(change)])
+    async def _append(self, changes: list[Change]) -> None:
+        await self.store.insert(CHANGES_COLLECTION, [to_document(c) for c in changes])
         if self.signal is not None:
             await self.signal.notify()
-        if change.seq % PRUNE_EVERY == 0:
+        first, last = changes[0].seq, changes[-1].seq
+        if last // PRUNE_EVERY > (first - 1) // PRUNE_EVERY:  # a multiple of it among them
             try:
                 await self.prune()
             except DocbaseError as exc:

@@ -34,19 +34,22 @@ class SequenceCounter:
         self.name = name
         self.counter_id = hashlib.sha256(f"docbase sequence {name}".encode()).hexdigest()[:24]
 
-    async def next(self) -> int:
-        """Allocate the next number.
+    async def next(self, count: int = 1) -> int:
+        """Allocate the next ``count`` numbers (one ``$inc``); return the last.
+
+        The first is ``last - count + 1``.
 
         Raises:
             BackendError: the store failed.
 
         """
+        step = _NEXT if count == 1 else Update((IncOp(("seq",), count),))
         try:
-            counter = await self.store.update(COUNTERS_COLLECTION, self.counter_id, _NEXT,
+            counter = await self.store.update(COUNTERS_COLLECTION, self.counter_id, step,
                                               stamp={})
         except NotFound:
             await self._create()
-            counter = await self.store.update(COUNTERS_COLLECTION, self.counter_id, _NEXT,
+            counter = await self.store.update(COUNTERS_COLLECTION, self.counter_id, step,
                                               stamp={})
         return int(counter["seq"])
 

@@ -81,11 +81,12 @@ class TimedStore:
         finally:
             self._find(perf_counter() - started)
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
         """Insert, timed as ``insert``."""
         started = perf_counter()
         try:
-            await self.inner.insert(collection, documents)
+            await self.inner.insert(collection, documents, new_ids=new_ids)
         finally:
             self._insert(perf_counter() - started)
 

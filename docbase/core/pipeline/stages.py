@@ -124,6 +124,12 @@ class RunWriteHooks:
         await self.hooks.run(point(write.operation), write)
 
 
+def _still_new(write: Insert) -> bool:
+    """Whether the documents carry the ids made for them, each once (hooks may change them)."""
+    ids = {document.get("_id") for document in write.documents}
+    return len(ids) == len(write.documents) and ids <= write.new_ids
+
+
 class StoreWrite:
     """The store operation itself, one atomic store call per write.
 
@@ -148,7 +154,8 @@ class StoreWrite:
                 if write.parent is not None:
                     await self.relations.record(write.parent)
                 if write.documents:
-                    await self.store.insert(write.collection, write.documents)
+                    await self.store.insert(write.collection, write.documents,
+                                            new_ids=_still_new(write))
             case UpdateDocument():
                 await self._update(write)
             case DeleteIds() | DeleteWhere():
@@ -235,7 +242,7 @@ class PublishChange:
         if unit is None:
             await self.bus.publish(event)
         else:  # tagged with its batch; an atomic batch's, once it committed
-            await unit.publish(self.bus.publish, event)
+            await unit.publish(self.bus, event)
 
 
 class AuthorizeRead:

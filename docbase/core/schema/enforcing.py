@@ -134,14 +134,15 @@ class SchemaEnforcingStore(DeletesByGroups, AsyncResource):
 
     # ------------------------------------------------------------------ writes
 
-    async def insert(self, collection: str, documents: Sequence[Document]) -> None:
+    async def insert(self, collection: str, documents: Sequence[Document], *,
+                     new_ids: bool = False) -> None:
         """Claim the unique values, insert, and withhold the password fields."""
         schema = await self._schema(collection)
         unique = _unique(schema)
         claims = [c for d in documents for c in claims_of(collection, unique, d)]
         await self.claims.claim(claims)
         try:
-            await self.inner.insert(collection, documents)
+            await self.inner.insert(collection, documents, new_ids=new_ids)
         except BaseException:
             await self.claims.release(claims)
             raise

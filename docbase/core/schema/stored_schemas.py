@@ -52,6 +52,10 @@ class SchemaRegistry:
 
     async def all(self) -> dict[str, CollectionSchema]:
         """Every schema, by collection name (read at most once per cache lifetime)."""
+        cached = self.cache.get(_ALL, None)  # asked several times a write: no closure then
+        if cached is not None:
+            return cached
+
         async def read() -> dict[str, CollectionSchema]:
             rows = await self.store.find(SCHEMAS_COLLECTION, Query(limit=None))
             schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"],

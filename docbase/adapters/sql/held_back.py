@@ -1,0 +1,113 @@
+"""Rows held back in a transaction the task holds (:mod:`.held`), written together later.
+
+An insert whose ids were made for it (``DocumentStore.insert(..., new_ids=True)``, the
+pipeline's creates) cannot find its ``_id`` taken, so inside a held transaction its
+rows need not be written at once: :class:`HoldsBack` keeps them, by table, and writes
+them, one statement per table, right before anything else runs on the connection
+(:meth:`HoldsBack.write_held_back`, called by the held transaction's ``run``) and
+before the commit. A batch of 100 creates then costs a statement per table, not one
+per request (PostgreSQL: a round trip each). Should writing them fail all the same,
+the transaction is marked broken and refuses to commit, so nothing of it is stored.
+
+PostgreSQL's inserter holds its rows back on the asyncpg connection of the transaction
+(:mod:`.pg_inserts`); :func:`held_back_insert` does it for the other engines (SQLite).
+"""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Awaitable, Callable, Sequence
+from typing import Any, Protocol
+
+import sqlalchemy as sa
+
+from docbase.adapters.sql.errors import translate_errors
+from docbase.core.errors import BackendError
+
+HeldBack = dict[Any, list[Any]]
+"""Rows held back, by table."""
+WriteHeldBack = Callable[[HeldBack], Awaitable[None]]
+"""Writes rows held back."""
+
+
+class _Held(Protocol):
+    """What :func:`held_back_insert` asks of a held transaction (:class:`.held.Held`)."""
+
+    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None: ...
+
+    async def run(self, work: Callable[[sa.Connection], None], *,
+                  short: bool = False) -> None: ...
+
+
+class _Dialect(Protocol):
+    def insert(self, conn: sa.Connection, table: sa.TableClause,
+               rows: Sequence[Any]) -> None: ...
+
+
+class _Backend(Protocol):
+    """What :func:`held_back_insert` asks of the backend (:class:`.backend.SqlBackend`)."""
+
+    @property
+    def dialect(self) -> _Dialect: ...
+
+    def held(self) -> _Held | None: ...
+
+    def cached_number(self, collection: str) -> int | None: ...
+
+    def table_clause(self, number: int) -> sa.TableClause: ...
+
+
+class HoldsBack:
+    """Rows held back until anything else runs in the transaction (see the module)."""
+
+    _held_back: HeldBack
+    _write: WriteHeldBack | None
+    _broken: bool
+
+    def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None:
+        """Keep ``rows`` for ``table`` until :meth:`write_held_back` (``write`` writes them).
+
+        For inserts that nothing but the database itself can refuse (new ids).
+        """
+        self._held_back.setdefault(table, []).extend(rows)
+        self._write = write
+
+    async def write_held_back(self) -> None:
+        """See :meth:`Held.write_held_back`."""
+        if not self._held_back or self._write is None:
+            return
+        held_back, self._held_back = self._held_back, {}
+        try:
+            await self._write(held_back)
+        except BaseException:
+            self._broken = True  # a row answered as stored is not: never commit
+            raise
+
+    async def _write_before_commit(self) -> None:
+        """Write what is held back; raise if that failed now or before (see the module)."""
+        await self.write_held_back()
+        if self._broken:
+            raise BackendError("the transaction failed to write rows it had answered as "
+                               "stored; nothing of it was committed")
+
+
+def held_back_insert(backend: _Backend, collection: str, rows: list[Any]) -> bool:
+    """Hold new ``rows`` back in the task's transaction; ``False``: not here.
+
+    Only into a table whose number this process knows.
+    """
+    held = backend.held()
+    number = None if held is None else backend.cached_number(collection)
+    if held is None or number is None:
+        return False
+    held.hold_back(number, rows, functools.partial(_write, backend, held))
+    return True
+
+
+async def _write(backend: _Backend, held: _Held, held_back: HeldBack) -> None:
+    def work(conn: sa.Connection) -> None:
+        for number, rows in held_back.items():
+            backend.dialect.insert(conn, backend.table_clause(number), rows)
+
+    with translate_errors():  # on ``held`` itself: the commit may be under way
+        await held.run(work, short=True)
