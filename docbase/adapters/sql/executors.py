@@ -44,9 +44,10 @@ from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
 from docbase.adapters.sql.executor_port import Executor, Params, Rows, T, Work
 from docbase.adapters.sql.group_commit import GroupCommitWriter, take_write_lock
-from docbase.adapters.sql.held import AsyncHeld, Held, ThreadTransactions
+from docbase.adapters.sql.held import AsyncHeld, Held
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
 from docbase.adapters.sql.pg_point_reads import PgPointReader
+from docbase.adapters.sql.thread_transactions import ThreadTransactions
 from docbase.core.query.deadline import within
 
 if TYPE_CHECKING:  # imported where used: it brings SQLAlchemy's ORM (~7 MiB per process)

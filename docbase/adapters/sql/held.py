@@ -9,9 +9,8 @@ the task runs on one connection, in one transaction, held here until the block e
   its own, which runs each work; on a SQLite file it first takes the file's write lock
   the way the group-commit writer does (:func:`.group_commit.take_write_lock`), so the
   process's other writes wait for the commit, and nothing else writes meanwhile. The
-  thread is kept by :class:`ThreadTransactions` for the next one after the commit:
-  starting a thread per transaction cost ~0.5 ms of CPU and up to 2 ms under load, a
-  tenth of a keyed write's (``Idempotency-Key``) own cost;
+  thread is kept for the next transaction after the commit
+  (:mod:`.thread_transactions`);
 - :class:`AsyncHeld`, an :class:`~sqlalchemy.ext.asyncio.AsyncEngine` (PostgreSQL): an
   ``AsyncConnection`` whose ``run_sync`` runs each work; rows it writes stay locked
   until the commit.
@@ -110,40 +109,6 @@ class Held(Protocol):
 
     async def finish(self, *, commit: bool) -> None:
         """Commit (or roll back) and release the connection."""
-
-
-class ThreadTransactions:
-    """Starts a synchronous engine's held transactions, each on a thread, kept when idle."""
-
-    keep = 4
-    """Idle threads kept; more transactions at once start more, stopped once idle."""
-
-    def __init__(self, engine: sa.Engine, bounded: Bounded, rolled_back: RolledBack) -> None:
-        """Transactions on ``engine``'s connections (see :class:`ThreadHeld`)."""
-        self.engine, self._bounded, self._rolled_back = engine, bounded, rolled_back
-        self._idle: list[ThreadPoolExecutor] = []
-
-    async def begin(self, begin: Callable[[sa.Connection], Any],
-                    release: Callable[[], None] = lambda: None) -> ThreadHeld:
-        """Start a transaction (see :class:`ThreadHeld`) on a thread of its own."""
-        thread = self._idle.pop() if self._idle else ThreadPoolExecutor(
-            1, thread_name_prefix="docbase-sql-transaction")
-
-        def finished() -> None:
-            if len(self._idle) < self.keep:
-                self._idle.append(thread)
-            else:
-                thread.shutdown(wait=False)
-            release()
-
-        return await ThreadHeld(self.engine, begin, self._bounded, self._rolled_back,
-                                thread=thread, release=finished).start()
-
-    def close(self) -> None:
-        """Stop the idle threads."""
-        idle, self._idle = self._idle, []
-        for thread in idle:
-            thread.shutdown(wait=False)
 
 
 class ThreadHeld(HoldsBack):
