@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from docbase import Database, TransactionsUnsupported, ValidationFailed
+from docbase import Conflict, Database, TransactionsUnsupported, ValidationFailed
 from docbase.core.changes.entries import CHANGES_COLLECTION, from_document
 from docbase.core.events import ChangeEvent
 from docbase.core.query import Query
@@ -112,3 +112,21 @@ async def test_mongodb_refuses_an_atomic_block(db: Database) -> None:
     with pytest.raises(TransactionsUnsupported, match="MongoDB"):
         async with db.batch():
             pass
+
+
+@pytest.mark.transactions
+async def test_a_create_refused_by_a_unique_index_fails_at_itself_and_stores_nothing(
+        db: Database) -> None:
+    """A store-level unique index (``ensure_index(unique=True)``, no schema claim): the
+    create that repeats a value is the one refused, where it runs in the block."""
+    people = db.collection("people")
+    await people.ensure_index("email", unique=True)
+    reached = []
+    with pytest.raises(Conflict):
+        async with db.batch():
+            await people.insert({"email": "ann@example.com"})
+            reached.append(1)
+            await people.insert({"email": "ann@example.com"})
+            reached.append(2)
+    assert reached == [1]
+    assert await people.find() == []

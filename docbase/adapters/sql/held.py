@@ -97,6 +97,8 @@ class Held(Protocol):
     direct: Any
     """The asyncpg connection under the transaction (PostgreSQL), else ``None``: the
     short writes of :mod:`.pg_inserts` run on it, in the transaction."""
+    free_of_unique: dict[int, bool]
+    """Tables known, in this transaction, to have no unique index (:mod:`.held_back`)."""
 
     async def run(self, work: Work[T], *, short: bool = False) -> T:
         """Run ``work`` in the held transaction (``short``: see the module)."""
@@ -128,6 +130,7 @@ class ThreadHeld(HoldsBack):
         self.depth = 0
         self._on_thread = 0  # works on the connection's thread now: a short one waits
         self._held_back: HeldBack = {}
+        self.free_of_unique: dict[int, bool] = {}
         self._write: WriteHeldBack | None = None
         self._broken = False
 
@@ -204,6 +207,7 @@ class AsyncHeld(HoldsBack):
         self.direct: Any = None
         self.depth = 0
         self._held_back: HeldBack = {}
+        self.free_of_unique: dict[int, bool] = {}
         self._write: WriteHeldBack | None = None
         self._broken = False
 

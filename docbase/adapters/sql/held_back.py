@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 from collections.abc import Awaitable, Callable, Sequence
-from typing import Any, Protocol
+from typing import Any, Protocol, TypeVar
 
 import sqlalchemy as sa
 
+from docbase.adapters.sql import schema
 from docbase.adapters.sql.errors import translate_errors
 from docbase.core.errors import BackendError
 
@@ -28,15 +29,17 @@ HeldBack = dict[Any, list[Any]]
 """Rows held back, by table."""
 WriteHeldBack = Callable[[HeldBack], Awaitable[None]]
 """Writes rows held back."""
+T = TypeVar("T")
 
 
 class _Held(Protocol):
     """What :func:`held_back_insert` asks of a held transaction (:class:`.held.Held`)."""
 
+    free_of_unique: dict[int, bool]
+
     def hold_back(self, table: Any, rows: list[Any], write: WriteHeldBack) -> None: ...
 
-    async def run(self, work: Callable[[sa.Connection], None], *,
-                  short: bool = False) -> None: ...
+    async def run(self, work: Callable[[sa.Connection], T], *, short: bool = False) -> T: ...
 
 
 class _Dialect(Protocol):
@@ -89,6 +92,31 @@ class HoldsBack:
         if self._broken:
             raise BackendError("the transaction failed to write rows it had answered as "
                                "stored; nothing of it was committed")
+
+
+async def may_hold_back(backend: _Backend, collection: str) -> bool:
+    """Whether new rows of ``collection`` may be held back in the task's transaction.
+
+    Only when it holds one, this process knows the table's number, and the table has no
+    unique index: a row held back must have nothing to fail on but the database itself,
+    and a unique index would refuse it where it is written, not at the write that asked
+    for it (a batch would name the wrong request). Asked once a table and transaction.
+    An index made unique by another process between that question and the write still
+    stores nothing (the transaction refuses to commit); only the request named differs.
+    """
+    held = backend.held()
+    number = None if held is None else backend.cached_number(collection)
+    if held is None or number is None:
+        return False
+    free = held.free_of_unique.get(number)
+    if free is None:
+        def work(conn: sa.Connection) -> bool:
+            registry = schema.indexes
+            return conn.execute(sa.select(registry.c.id).where(
+                registry.c.collection_id == number, registry.c.is_unique).limit(1)).first() is None
+
+        free = held.free_of_unique[number] = await held.run(work, short=True)
+    return free
 
 
 def held_back_insert(backend: _Backend, collection: str, rows: list[Any]) -> bool:

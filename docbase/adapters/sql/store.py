@@ -29,7 +29,7 @@ from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.adapters.sql.driver_updates import DriverUpdates
-from docbase.adapters.sql.held_back import held_back_insert
+from docbase.adapters.sql.held_back import held_back_insert, may_hold_back
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
 from docbase.core.documents import Document
@@ -123,6 +123,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         if not documents:
             return
         rows = [self._row(document) for document in documents]
+        new_ids = new_ids and await may_hold_back(self.backend, collection)
         if self._inserter is not None:
             if await self._inserter.insert(collection, rows, new_ids=new_ids):
                 return
@@ -263,6 +264,9 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
 
     async def ensure_index(self, collection: str, path: Path, *, unique: bool = False) -> None:
         """Create the expression indexes of ``path`` (see :mod:`.indexes`)."""
+        if unique and (held := self.backend.held()) is not None:
+            held.free_of_unique.clear()  # rows of the table may no longer be held back
+
         def work(conn: sa.Connection) -> None:
             indexes.ensure_index(conn, self.backend, collection, encode_path(path),
                                  unique=unique)
