@@ -4,10 +4,10 @@ Used by ``test_console_browser.py``: :func:`console_server` starts one server pe
 engine (two workers, realtime on, an administrator created before it starts) and
 :func:`chromium` one browser per module. Each test gets its own browser context
 (:func:`open_page`), which fails the test if the page opened a dialog, threw an
-uncaught error or broke its Content-Security-Policy, and runs axe-core on every page
-it loads (``scripts/axe-core/install.sh`` installs it): a serious or critical
-accessibility violation fails the test too. With ``DOCBASE_SCREENSHOTS=1``
-:func:`screenshot` saves the pictures ``docs/console.md`` shows.
+uncaught error or broke its Content-Security-Policy, and runs axe-core on every kind
+of page it loads that no test of the run checked before (``scripts/axe-core/install.sh``
+installs it): a serious or critical accessibility violation fails the test too. With
+``DOCBASE_SCREENSHOTS=1`` :func:`screenshot` saves the pictures ``docs/console.md`` shows.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ import asyncio
 import contextlib
 import functools
 import os
+import re
+import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -172,21 +174,24 @@ class Watched:
         page.on("load", self._audit)
 
     def _audit(self, page: Any) -> None:
-        """Run axe-core on the page just loaded; if the test has moved on meanwhile, the
-        page is audited again at the end (:meth:`audit_missed`)."""
+        """Run axe-core on the page just loaded, unless its kind was audited already; if
+        the test has moved on meanwhile, the page is audited at the end
+        (:meth:`audit_missed`)."""
         url = page.url
+        if page_kind(url) in _AUDITED_KINDS:
+            self.audited.append(url)
+            return
         audit = _axe(page)
         if audit is None:
             if url.startswith("https://") and "/_/" in url:
                 self.missed.append(url)
             return
-        self.audited.append(audit[0])
-        self.violations.extend(f"{audit[0]}: {v}" for v in audit[1])
+        self._record(url, audit)
 
     def audit_missed(self, context: Any) -> None:
         """Open each page the test left before axe-core was done, and audit it."""
         for url in dict.fromkeys(self.missed):
-            if url in self.audited:
+            if url in self.audited or page_kind(url) in _AUDITED_KINDS:
                 continue
             page = context.new_page()
             try:
@@ -195,8 +200,12 @@ class Watched:
             finally:
                 page.close()
             assert audit is not None, f"axe-core could not check {url}"
-            self.audited.append(url)
-            self.violations.extend(f"{url}: {v}" for v in audit[1])
+            self._record(url, audit)
+
+    def _record(self, url: str, audit: tuple[str, list[str]]) -> None:
+        self.audited.append(audit[0])
+        self.violations.extend(f"{audit[0]}: {v}" for v in audit[1])
+        _AUDITED_KINDS.add(page_kind(url))
 
     def _dialog(self, dialog: Any) -> None:
         self.dialogs.append(dialog.message)
@@ -205,6 +214,23 @@ class Watched:
     def _console(self, message: Any) -> None:
         if "Content Security Policy" in message.text:
             self.errors.append(message.text)
+
+
+_AUDITED_KINDS: set[str] = set()
+"""The kinds of page (:func:`page_kind`) axe-core has checked in this process.
+
+axe-core took more than half of the browser journeys' time, checking the same pages
+again test after test; each kind is now checked once a run (the first time a test
+loads it), which still covers every page and every form a journey reaches."""
+_DOCUMENT_ID = re.compile(r"/[0-9a-f]{24}(?=/|$)")
+
+
+def page_kind(url: str) -> str:
+    """The page ``url`` shows, whichever document: its path with ids left out, and the
+    names of its query's parameters (``/_/c/books/{id}?tab``)."""
+    parts = urllib.parse.urlsplit(url)
+    keys = sorted({key for key, _ in urllib.parse.parse_qsl(parts.query, True)})
+    return f"{_DOCUMENT_ID.sub('/{id}', parts.path)}?{'&'.join(keys)}"
 
 
 @functools.cache

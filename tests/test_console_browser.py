@@ -25,6 +25,7 @@ from tests.console_browser import (
     chromium,
     console_server,
     open_page,
+    page_kind,
     screenshot,
     sign_in,
 )
@@ -688,3 +689,11 @@ def test_the_data_page_downloads_an_export_and_imports_it_again(
         expect(page.get_by_role("status").first).to_contain_text(
             "Imported the archive of database 'docbase'")
     assert [h["name"] for h in server.api("GET", "/rest/herons").json()] == ["grey"]
+
+
+def test_a_page_kind_leaves_out_document_ids_and_query_values() -> None:
+    assert page_kind("https://h:1/_/c/books/5f0000000000000000000000?tab=raw&x=1") == (
+        "/_/c/books/{id}?tab&x")
+    assert page_kind("https://h:1/_/c/books/5f0000000000000000000000/lines/"
+                     "5f00000000000000000000ab") == "/_/c/books/{id}/lines/{id}?"
+    assert page_kind("https://h:1/_/c/books?q=a") != page_kind("https://h:1/_/c/books")

@@ -121,12 +121,15 @@ async def test_a_create_refused_by_a_unique_index_fails_at_itself_and_stores_not
     create that repeats a value is the one refused, where it runs in the block."""
     people = db.collection("people")
     await people.ensure_index("email", unique=True)
-    reached = []
-    with pytest.raises(Conflict):
+    reached: list[int] = []
+
+    async def twice() -> None:
         async with db.batch():
-            await people.insert({"email": "ann@example.com"})
-            reached.append(1)
-            await people.insert({"email": "ann@example.com"})
-            reached.append(2)
+            for n in (1, 2):
+                await people.insert({"email": "ann@example.com"})
+                reached.append(n)
+
+    with pytest.raises(Conflict):
+        await twice()
     assert reached == [1]
     assert await people.find() == []
