@@ -1,7 +1,7 @@
 """A real ``docbase serve`` with an administrator, and Chromium driven by Playwright.
 
 Used by ``test_console_browser.py``: :func:`console_server` starts one server per
-engine (two workers, realtime on, an administrator created before it starts) and
+engine (realtime on, an administrator created before it starts) and
 :func:`chromium` one browser per module. Each test gets its own browser context
 (:func:`open_page`), which fails the test if the page opened a dialog, threw an
 uncaught error or broke its Content-Security-Policy, and runs axe-core on every kind
@@ -91,11 +91,17 @@ def _storage_in_thread(engine: str, cwd: Path) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def console_server(engine: str, cwd: Path, *args: str) -> Iterator[ConsoleServer]:
-    """``docbase serve ARGS`` on ``engine`` with two workers, realtime on, one administrator."""
+def console_server(engine: str, cwd: Path, *args: str,
+                   workers: int = 1) -> Iterator[ConsoleServer]:
+    """``docbase serve ARGS`` on ``engine``, realtime on, one administrator.
+
+    One worker unless told: the journeys of ``test_console_browser.py`` ask for two, to
+    see a session honoured and ended in every worker; another worker costs each server
+    a process start and 60-80 MB.
+    """
     with _storage_in_thread(engine, cwd) as storage:
         prepare_console(storage)
-        with serving(cwd, "--storage", storage, "--workers", "2", *args) as served:
+        with serving(cwd, "--storage", storage, "--workers", str(workers), *args) as served:
             yield ConsoleServer(served, storage, engine)
 
 

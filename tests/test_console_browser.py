@@ -45,7 +45,8 @@ SCHEMA = {"collections": {"books": {"fields": [
 ])
 def server(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
-    with console_server(request.param, tmp_path_factory.mktemp(request.param)) as served:
+    with console_server(request.param, tmp_path_factory.mktemp(request.param),
+                        workers=2) as served:
         yield served
 
 
