@@ -96,6 +96,11 @@ def test_an_answer_without_a_docbase_body_falls_back_to_its_status() -> None:
 # ---------------------------------------------------------------------------- served
 
 
+HANG_SECONDS = 60
+"""How long an event of the change feed may take: a deadline only a hang misses (a full
+run on a loaded machine once took more than 10 s to hand over a resumed stream's first
+event)."""
+
 @pytest.fixture
 async def live(tmp_path: Path) -> AsyncIterator[LiveDocbase]:
     async with (Database(MemoryDocumentStore(), MemoryBlobStore(), name="main",
@@ -243,17 +248,17 @@ async def test_the_change_feed_follows_and_resumes_after_an_event(live: LiveDocb
         feed = notes.changes(since=0)
         first = asyncio.ensure_future(anext(feed))
         made = await notes.insert({"n": 1})
-        change = await asyncio.wait_for(first, 10)
+        change = await asyncio.wait_for(first, HANG_SECONDS)
         assert (change.event, change.collection, change.data["_id"]) == (
             "post", "notes", made["_id"])
         await notes.patch(made["_id"], {"n": 2})
         await notes.delete(made["_id"])
-        later = await asyncio.wait_for(anext(feed), 10)
+        later = await asyncio.wait_for(anext(feed), HANG_SECONDS)
         assert (later.event, later.data) == ("put", made["_id"])
         await feed.aclose()
         assert change.id is not None
         resumed = db.changes(since=change.id)
-        again = [await asyncio.wait_for(anext(resumed), 10) for _ in range(2)]
+        again = [await asyncio.wait_for(anext(resumed), HANG_SECONDS) for _ in range(2)]
         await resumed.aclose()
     assert [(c.event, c.data) for c in again] == [("put", made["_id"]),
                                                   ("delete", [made["_id"]])]
