@@ -28,6 +28,12 @@ from tests.backends import (
     sql_backend,
 )
 
+pytestmark = pytest.mark.xdist_group("differential")
+"""All on one xdist worker: a property's store keeps SQLAlchemy's compiled statements of
+hundreds of generated queries (35 MB and more) until it closes, and the worker's heap
+stays that much larger after (freed, but fragmented); spread over both workers, the
+module grew each by 90-110 MB of the suite's peak (docs/testing.md, "Memory")."""
+
 CI_EXAMPLES = 250
 """Examples per property and engine under CI (the "dev" count is 60; SQL and Mongo).
 
