@@ -117,8 +117,10 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                      new_ids: bool = False) -> None:
         """Insert all documents in one transaction, creating the collection if needed.
 
-        With ``new_ids``, inside a transaction on PostgreSQL the rows are held back
-        (:mod:`.held`) and written with the others before anything else runs.
+        With ``new_ids``, inside a transaction and into a table without a unique index,
+        the rows are held back (:mod:`.held_back`: by the asyncpg inserter on
+        PostgreSQL, by :func:`held_back_insert` on SQLite) and written with the others
+        before anything else runs.
         """
         if not documents:
             return
