@@ -94,20 +94,21 @@ class HoldsBack:
                                "stored; nothing of it was committed")
 
 
-async def may_hold_back(backend: _Backend, collection: str) -> bool:
-    """Whether new rows of ``collection`` may be held back in the task's transaction.
+async def hold_back_table(backend: _Backend, collection: str) -> int | None:
+    """The table number of ``collection`` if its new rows may be held back now, else ``None``.
 
-    Only when it holds one, this process knows the table's number, and the table has no
-    unique index: a row held back must have nothing to fail on but the database itself,
-    and a unique index would refuse it where it is written, not at the write that asked
-    for it (a batch would name the wrong request). Asked once a table and transaction.
-    An index made unique by another process between that question and the write still
-    stores nothing (the transaction refuses to commit); only the request named differs.
+    Only when the task holds a transaction, this process knows the table's number, and
+    the table has no unique index: a row held back must have nothing to fail on but the
+    database itself, and a unique index would refuse it where it is written, not at the
+    write that asked for it (a batch would name the wrong request). Asked once a table
+    and transaction. An index made unique by another process between that question and
+    the write still stores nothing (the transaction refuses to commit); only the request
+    named differs.
     """
     held = backend.held()
     number = None if held is None else backend.cached_number(collection)
     if held is None or number is None:
-        return False
+        return None
     free = held.free_of_unique.get(number)
     if free is None:
         def work(conn: sa.Connection) -> bool:
@@ -116,20 +117,17 @@ async def may_hold_back(backend: _Backend, collection: str) -> bool:
                 registry.c.collection_id == number, registry.c.is_unique).limit(1)).first() is None
 
         free = held.free_of_unique[number] = await held.run(work, short=True)
-    return free
+    return number if free else None
 
 
-def held_back_insert(backend: _Backend, collection: str, rows: list[Any]) -> bool:
-    """Hold new ``rows`` back in the task's transaction; ``False``: not here.
+def held_back_insert(backend: _Backend, number: int, rows: list[Any]) -> None:
+    """Hold new ``rows`` of table ``number`` back in the task's transaction.
 
-    Only into a table whose number this process knows.
+    :func:`hold_back_table` allowed it; SQLAlchemy's connection writes them.
     """
     held = backend.held()
-    number = None if held is None else backend.cached_number(collection)
-    if held is None or number is None:
-        return False
+    assert held is not None, "hold_back_table said the task holds a transaction"
     held.hold_back(number, rows, functools.partial(_write, backend, held))
-    return True
 
 
 async def _write(backend: _Backend, held: _Held, held_back: HeldBack) -> None:

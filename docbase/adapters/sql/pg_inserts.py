@@ -93,7 +93,7 @@ class PgInserter:
         self._server_error: type[Exception] = asyncpg.PostgresError
 
     async def insert(self, collection: str, rows: Sequence[Row], *,
-                     new_ids: bool = False) -> bool:
+                     held_back_into: int | None = None) -> bool:
         """Insert ``rows`` into ``collection`` in one statement; ``False``: go the usual way.
 
         Raises:
@@ -101,7 +101,7 @@ class PgInserter:
                 the statement was on its way.
 
         """
-        if new_ids and self._held_back(collection, rows):
+        if held_back_into is not None and self._held_back(held_back_into, rows):
             return True
         if len(rows) == 1:
             return await self._run(collection, insert_sql, tuple(rows[0])) is not None
@@ -129,16 +129,13 @@ class PgInserter:
         rows = await self._run(collection, _read_sql, (document_id,), fetch=True)
         return None if rows is None else [(row[0],) for row in rows]
 
-    def _held_back(self, collection: str, rows: Sequence[Row]) -> bool:
-        """Hold new ``rows`` back in the task's transaction (:mod:`.held`); ``False``: not here.
+    def _held_back(self, number: int, rows: Sequence[Row]) -> bool:
+        """Hold new ``rows`` of table ``number`` back in the task's transaction.
 
-        Only into a table the transaction knows.
+        :func:`.held_back.hold_back_table` allowed it; ``False``: not on asyncpg here.
         """
         holder = self._held()
         if not isinstance(holder, AsyncHeld):
-            return False
-        number = self._held_number(collection)
-        if number is None:
             return False
         holder.hold_back(number, [tuple(row) for row in rows],
                          functools.partial(self._write_held_back, holder.direct))

@@ -29,7 +29,7 @@ from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.adapters.sql.driver_updates import DriverUpdates
-from docbase.adapters.sql.held_back import held_back_insert, may_hold_back
+from docbase.adapters.sql.held_back import held_back_insert, hold_back_table
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
 from docbase.core.documents import Document
@@ -118,18 +118,18 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         """Insert all documents in one transaction, creating the collection if needed.
 
         With ``new_ids``, inside a transaction and into a table without a unique index,
-        the rows are held back (:mod:`.held_back`: by the asyncpg inserter on
-        PostgreSQL, by :func:`held_back_insert` on SQLite) and written with the others
-        before anything else runs.
+        the rows are held back and written with the others before anything else runs
+        (:mod:`.held_back`; on PostgreSQL by the asyncpg inserter).
         """
         if not documents:
             return
         rows = [self._row(document) for document in documents]
-        new_ids = new_ids and await may_hold_back(self.backend, collection)
+        held_back_into = await hold_back_table(self.backend, collection) if new_ids else None
         if self._inserter is not None:
-            if await self._inserter.insert(collection, rows, new_ids=new_ids):
+            if await self._inserter.insert(collection, rows, held_back_into=held_back_into):
                 return
-        elif new_ids and held_back_insert(self.backend, collection, rows):
+        elif held_back_into is not None:
+            held_back_insert(self.backend, held_back_into, rows)
             return
 
         def work(conn: sa.Connection) -> None:
