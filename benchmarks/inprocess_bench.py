@@ -1,6 +1,6 @@
 """CPU per request of one ``docbase serve`` worker's app, without sockets (a script, not a test).
 
-The app a worker serves (``docbase.http.serve.build_app``, behind the proxy check as with
+The app a worker serves (``docbase.http.worker.build_app``, behind the proxy check as with
 ``--proxy-headers``) is called directly, ``app(scope, receive, send)``, by 32 concurrent
 callers in one process for ``--duration`` seconds after a 1 s warm-up. Printed: requests
 per second and CPU time per request (``time.process_time``: the event loop's thread and
@@ -57,7 +57,7 @@ from benchmarks.versus import KEY, METRICS_TOKEN, N, document  # noqa: E402
 from docbase.bootstrap import bootstrap  # noqa: E402
 from docbase.config import resolve  # noqa: E402
 from docbase.http.logs import logging_config  # noqa: E402
-from docbase.http.serve import build_app  # noqa: E402
+from docbase.http.worker import build_app  # noqa: E402
 
 HEADERS = [(b"host", b"127.0.0.1"), (b"x-forwarded-proto", b"https"),
            (b"x-apikey", KEY.encode())]

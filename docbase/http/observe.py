@@ -1,7 +1,7 @@
 """One request seen from outside: its id, its access line and its metrics.
 
 :class:`RequestObserver` is a pure ASGI middleware, outermost but for the security
-headers in :func:`docbase.http.serve.build_app`, so it sees every answer, the proxy
+headers in :func:`docbase.http.worker.build_app`, so it sees every answer, the proxy
 check's refusals included. For each HTTP request it
 
 - takes the request id from ``X-Request-Id`` when a trusted proxy sent the request

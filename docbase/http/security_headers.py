@@ -7,7 +7,7 @@
 - ``Server: docbase``: no server product or version to look up vulnerabilities for;
   the HTTP server would otherwise name itself.
 
-A pure ASGI middleware, outermost in :func:`docbase.http.serve.build_app`, so error
+A pure ASGI middleware, outermost in :func:`docbase.http.worker.build_app`, so error
 answers (and the proxy check's 403) carry the headers too.
 """
 

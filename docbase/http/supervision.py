@@ -2,7 +2,7 @@
 
 The main process binds the port, writes the pid file and runs uvicorn's
 ``Multiprocess`` supervisor; workers are spawned processes that each build the app from
-the deployment in their environment (``docbase.http.serve.worker_app``).
+the deployment in their environment (``docbase.http.worker.worker_app``).
 
 A worker never outlives its supervisor (:func:`exit_with_supervisor`): killed with
 SIGKILL, the main process cannot stop its workers, which would go on serving, and
