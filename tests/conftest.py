@@ -203,3 +203,17 @@ if _MEMORY_LOG:
         with open(_MEMORY_LOG, "a") as log:
             log.write(f"{worker}\t{before >> 10}\t{after >> 10}\t{(after - before) >> 10}"
                       f"\t{item.nodeid}\n")
+
+
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """Set what imports and collection made out of the garbage collector's way.
+
+    A full collection walks every object a process holds; with Litestar, SQLAlchemy and
+    Hypothesis imported and 5,000 tests collected, one took 0.1-0.2 s, and a worker runs
+    one after each module (:func:`pytest_runtest_teardown`) besides the interpreter's
+    own. Objects made before the first test live as long as the process, so they are
+    frozen (moved to the permanent generation, which collections skip): 6 % less CPU
+    for ``tests/test_http_errors.py`` (docs/testing.md, "Time").
+    """
+    gc.collect()
+    gc.freeze()
