@@ -123,7 +123,8 @@ class Split(NamedTuple):
 NO_SPLIT = Split()
 
 
-def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
+def split(query: Query, indexed: Callable[[Indexed], bool],
+          itemized: Callable[[Path], bool] = lambda path: False) -> Split:
     """The paths :func:`sorted_page` takes as flat in its plain stream, and its lead.
 
     The sorted paths when the leading one has an index (the index serves the order),
@@ -132,11 +133,15 @@ def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
     an equality on another path than the sorted ones, unless a :class:`.Composite`
     index holds that path then the sort: then both, led by the equality, so that the
     page is read in that index. Without a sort, an indexed equality alone, leading
-    (its key index holds ``id`` after the value). Without any, one statement.
+    (its key index holds ``id`` after the value). Without any, one statement. An
+    equality on an ``itemized`` path is none of those: it seeks in its item index
+    (:mod:`.item_indexes`), not in a stream of documents where the path meets no array.
     """
     if query.limit is None:
         return Split()
     compared = [path for path in dict.fromkeys(compared_paths(query.filter)) if indexed(path)]
+    seeking = [path for path in equal_paths(query.filter) if itemized(path)]  # (after indexed)
+    compared = [path for path in compared if path not in seeking]
     equal = seek_equality(query.filter, compared)
     if not query.sort:
         return Split(tuple(compared), equal) if equal is not None else Split()
@@ -185,18 +190,19 @@ def written_number(number: int) -> Any:
 
 
 def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Query,
-                split: Split) -> sa.Select[Any]:
+                split: Split, *, items: Sequence[tuple[Path, int]] = ()) -> sa.Select[Any]:
     """The statement of a page with a limit (sorted, or in key order), selecting ``body``.
 
     ``split.flat`` (names not encoded) are known flat in the plain stream: the sorted
     paths when the leading one has an index, and the indexed paths the filter compares
     (:func:`compared_paths`), so that their conditions are index seeks there; the plain
-    stream is ordered by ``split.leading``'s parts first.
+    stream is ordered by ``split.leading``'s parts first. ``items``: the item indexes
+    (:class:`.QueryCompiler`).
     """
     assert query.limit is not None
     paths = [encode_path(path) for path in split.flat]
-    walking = QueryCompiler(dialect, table)
-    flat = QueryCompiler(dialect, table, flat=paths)
+    walking = QueryCompiler(dialect, table, items=items)
+    flat = QueryCompiler(dialect, table, flat=paths, items=items)
     # a stored _id is one string (the id column's): it never meets an array, and its
     # fanout in the walked stream's OR would read every match of the condition
     fanouts = [dialect.fanout(walking.root.fast, path) for path in paths if path != ("_id",)]

@@ -14,6 +14,7 @@ import msgspec
 import sqlalchemy as sa
 from typing_extensions import override
 
+from docbase.adapters.sql import sqlite_items
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.engines import SQLITE
 from docbase.adapters.sql.order_keys import encode_key
@@ -70,6 +71,21 @@ class SqliteDialect(Dialect):
         if kind == "number":
             return value if isinstance(value, float) or abs(value) < 2**63 else float(value)
         return value if kind == "string" else encode_key(value).encode()
+
+    @override
+    def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
+                         index: int) -> list[str]:
+        return sqlite_items.create_statements(table.name, path, index)
+
+    @override
+    def drop_items_statements(self, table: str) -> list[str]:
+        return sqlite_items.drop_statements(table)
+
+    @override
+    def items_match(self, table: sa.TableClause, path: Path, index: int,
+                    operands: Sequence[JSON], exact: Condition) -> Condition:
+        # the side table lists every reached scalar of every document: exact alone
+        return sqlite_items.match(table, index, [self.literal_key(v) for v in operands])
 
     @override
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
