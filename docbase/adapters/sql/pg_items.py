@@ -1,23 +1,25 @@
 """PostgreSQL's item indexes: a GIN index on the scalars a path reaches through arrays.
 
 An item index (:mod:`.item_indexes`) of path ``p`` on table ``c_<n>`` is a GIN index
-(``jsonb_path_ops``) on ``jsonb_path_query_array(doc, 'lax $."p"[*] ? (<scalar>)')``:
-a built-in, immutable expression listing every string, boolean and number the path
-reaches, the values the walked branch of a condition tests (:mod:`.compiler`). In
-``lax`` mode a member step applied to an array applies to its elements, as a path
-step of ``docbase/core/evaluate.py`` does, and ``[*]`` lists an array's elements (a
-scalar stands for itself); a step that may index an array (``0``, ``12``) ends the
-path in ``.**``, every value below. The list holds at least every reached scalar
-(more is harmless): an equality on the path adds
-``<the expression> @> '[v]'`` (one per value of an ``$in``, ORed), which the planner
-answers from the index, to the condition, which stays, as the recheck.
+``c_<n>_g<i>`` (``jsonb_path_ops``) on built-in, immutable ``jsonb_path_query_array``
+calls listing the strings, booleans and numbers the path reaches: the values the
+walked branch of a condition tests (:mod:`.compiler`). For a path of up to three steps
+none of which may index an array (``0``, ``12``) they are exact: one ``strict``
+jsonpath per way through the path (at each later step, an object's member or the
+members of an array's objects; at the end the value or an array's elements), all
+guarded by type filters, so ``[["t"]]`` does not list ``"t"``. Other paths take one
+``lax`` jsonpath, a superset (``lax`` also enters nested arrays; an index step ends in
+``.**``, everything below).
 
-Numbers: the index compares them as ``numeric``, the condition as ``float8`` (so
-``1`` and ``1.0`` tie). A stored number is the shortest text of its double or an
-integer (bodies are written by msgspec), as is the operand, so both agree below 2**53;
-an operand beyond that is left to the condition alone (an integer there may equal a
-double it is not written as). The expression is written into the statement (path and
-all), never bound, so that the planner sees the index's own expression.
+An equality on the path becomes ``id = ANY(ARRAY(SELECT id ... WHERE <list> @>
+'["v"]'))`` (an ``$in``: the containments ORed): the matches' ids from a bitmap scan of
+the index, then their rows by key. Strings and booleans on an exact list need nothing
+more; otherwise the condition stays, as the recheck. Numbers compare as ``numeric`` in
+the list and as ``float8`` in the condition (``1`` and ``1.0`` tie): a stored number
+is an integer or the shortest text of its double (bodies are written by msgspec), as
+is the operand, so the two agree below 2**53, and an operand beyond that skips the
+index. The expression is written into the statement, never bound, so that the planner
+sees the index's own expression.
 """
 
 from __future__ import annotations
@@ -36,25 +38,47 @@ _encode = msgspec.json.Encoder().encode
 _SCALAR = '@.type() == "string" || @.type() == "boolean" || @.type() == "number"'
 _INDEX_STEP = re.compile(r"0|[1-9][0-9]{0,8}")
 _EXACT = 2**53  # numbers below this are equal as numeric exactly when as float8
+_STRICT_STEPS = 3  # up to 2**3 strict paths; longer paths take the lax superset
 
 
-def _jsonpath(path: Path) -> str:
+def _member(step: str) -> str:
+    return "." + _encode(step).decode()
+
+
+def _strict(path: Path) -> list[str] | None:
+    """The strict jsonpaths listing exactly the scalars ``path`` reaches, or none."""
+    if len(path) > _STRICT_STEPS or any(_INDEX_STEP.fullmatch(step) for step in path):
+        return None
+    walks = ["strict $" + _member(path[0])]  # (a document is an object)
+    for step in path[1:]:  # an object's member, or the members of an array's objects
+        member = f" ? (@.type() == \"object\" && exists(@{_member(step)})){_member(step)}"
+        walks = [walk + way for walk in walks
+                 for way in (member, ' ? (@.type() == "array")[*]' + member)]
+    return [walk + end for walk in walks  # the value, or an array's elements
+            for end in (f" ? ({_SCALAR})", f' ? (@.type() == "array")[*] ? ({_SCALAR})')]
+
+
+def _lax(path: Path) -> str:
     steps = ["lax $"]
     for step in path:
         if _INDEX_STEP.fullmatch(step):  # an array's element too: everything below
             steps.append(".**")
             break
-        steps.append("." + _encode(step).decode())
+        steps.append(_member(step))
     else:
         steps.append("[*]")
     return "".join(steps) + f" ? ({_SCALAR})"
 
 
 def items(doc: Expr, path: Path) -> Expr:
-    """The index's expression: at least every scalar ``path`` reaches in ``doc``."""
-    listed: Expr = sa.func.jsonb_path_query_array(
-        doc, sa.literal_column(sql_string(_jsonpath(path)).name + "::jsonpath"),
-        sa.literal_column("'{}'::jsonb"), sa.true())
+    """The index's expression: every scalar ``path`` reaches in ``doc`` (or more)."""
+    listed: Expr | None = None
+    for jsonpath in _strict(path) or [_lax(path)]:
+        found: Expr = sa.func.jsonb_path_query_array(
+            doc, sa.literal_column(sql_string(jsonpath).name + "::jsonpath"),
+            sa.literal_column("'{}'::jsonb"), sa.true())
+        listed = found if listed is None else listed.op("||")(found)
+    assert listed is not None
     return listed
 
 
@@ -73,7 +97,15 @@ def match(table: sa.TableClause, path: Path, operands: Sequence[JSON],
     if any(isinstance(v, int | float) and not isinstance(v, bool) and abs(v) >= _EXACT
            for v in operands):
         return exact
-    listed = items(table.c.doc, path)
+    inner = table.alias("items_of")
+    listed = items(inner.c.doc, path)
     found = sa.or_(*(listed.op("@>")(sa.cast(sa.literal(_encode([value]).decode(), sa.Text),
                                              postgresql.JSONB)) for value in operands))
-    return sa.and_(found, exact.is_(sa.true()))  # (the index alone: no BitmapAnd of it)
+    # the matches' ids first (a bitmap scan of the GIN index), then their rows by key:
+    # as one condition the planner walked the key index in order testing each row,
+    # which reads the whole table when the matches are few or late
+    ids: Expr = sa.func.array(sa.select(inner.c.id).where(found).scalar_subquery())
+    seek = table.c.id == sa.any_(ids)
+    if _strict(path) is not None and all(isinstance(v, str | bool) for v in operands):
+        return seek  # the index lists exactly the reached strings and booleans
+    return sa.and_(seek, exact.is_(sa.true()))  # (no BitmapAnd of the condition's indexes)
