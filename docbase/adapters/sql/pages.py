@@ -123,8 +123,7 @@ class Split(NamedTuple):
 NO_SPLIT = Split()
 
 
-def split(query: Query, indexed: Callable[[Indexed], bool],
-          itemized: Callable[[Path], bool] = lambda path: False) -> Split:
+def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
     """The paths :func:`sorted_page` takes as flat in its plain stream, and its lead.
 
     The sorted paths when the leading one has an index (the index serves the order),
@@ -133,15 +132,12 @@ def split(query: Query, indexed: Callable[[Indexed], bool],
     an equality on another path than the sorted ones, unless a :class:`.Composite`
     index holds that path then the sort: then both, led by the equality, so that the
     page is read in that index. Without a sort, an indexed equality alone, leading
-    (its key index holds ``id`` after the value). Without any, one statement. An
-    equality on an ``itemized`` path is none of those: it seeks in its item index
-    (:mod:`.item_indexes`), not in a stream of documents where the path meets no array.
+    (its key index holds ``id`` after the value). Without any, one statement. (The
+    walked stream's equality on a path with an item index seeks there, :mod:`.item_indexes`.)
     """
     if query.limit is None:
         return Split()
     compared = [path for path in dict.fromkeys(compared_paths(query.filter)) if indexed(path)]
-    seeking = [path for path in equal_paths(query.filter) if itemized(path)]  # (after indexed)
-    compared = [path for path in compared if path not in seeking]
     equal = seek_equality(query.filter, compared)
     if not query.sort:
         return Split(tuple(compared), equal) if equal is not None else Split()
@@ -202,7 +198,9 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
     assert query.limit is not None
     paths = [encode_path(path) for path in split.flat]
     walking = QueryCompiler(dialect, table, items=items)
-    flat = QueryCompiler(dialect, table, flat=paths, items=items)
+    # (not on a flat path: there the key or composite index seeks, reading in order)
+    flat = QueryCompiler(dialect, table, flat=paths, items=[
+        (path, index) for path, index in items if not any(path == f[:len(path)] for f in paths)])
     # a stored _id is one string (the id column's): it never meets an array, and its
     # fanout in the walked stream's OR would read every match of the condition
     fanouts = [dialect.fanout(walking.root.fast, path) for path in paths if path != ("_id",)]

@@ -25,7 +25,7 @@ from docbase.adapters.sql.loop_reads import PAGE_ROWS
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
-from docbase.core.field_name_encoding import decode_keys, encode_path, json_needs_decoding
+from docbase.core.field_name_encoding import decode_keys, json_needs_decoding
 from docbase.core.query import MATCH_ALL, Aggregate, AggregateRow, Filter, Path, Query
 
 _CACHED_STATEMENTS = 512  # find statements kept per store (all dropped when full)
@@ -164,10 +164,7 @@ class SqlDocumentReads:
 
     def _split(self, conn: sa.Connection, number: int, query: Query) -> pages.Split:
         """The paths a page's plain stream takes as flat, and its lead (:mod:`.pages`)."""
-        def itemized(path: Path) -> bool:
-            return encode_path(path) in dict(self._indexes.items(number))
-
-        return pages.split(query, lambda path: self._indexes.has(conn, number, path), itemized)
+        return pages.split(query, lambda path: self._indexes.has(conn, number, path))
 
     def _find_statement(self, number: int, query: Query, hide: Sequence[str],
                         split: pages.Split = pages.NO_SPLIT) -> sa.Select[Any]:
