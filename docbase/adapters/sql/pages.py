@@ -211,6 +211,10 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
         split.leading)
         for seek in [[bound] for bound in keyset.seeks(query, flat)] or [[]]]
     seek = keyset.condition(query, walking)
+    if any(encode_path(path) in dict(items) for path in equal_paths(query.filter)):
+        # an item index's ids drive the walked stream (.item_indexes), not a fanout index
+        fanouts = [dialect.unindexed_fanout(walking.root.fast, path)
+                   for path in paths if path != ("_id",)]
     walked = [_stream(walking, body, query, sa.and_(
         sa.or_(*fanouts), walking.where(query.filter), *([] if seek is None else [seek])))
         ] if fanouts else []

@@ -125,6 +125,12 @@ class SqliteDialect(Dialect):
         return self.fanout_index(value, path) == sa.literal_column("1")
 
     @override
+    def unindexed_fanout(self, value: JsonValue, path: Path) -> Condition:
+        # 0 + the expression: no longer the fanout index's, which SQLite read whole (every
+        # document of a path that is an array in all) testing an item index's ids on each
+        return (sa.literal_column("0") + self.fanout_index(value, path)) == sa.literal_column("1")
+
+    @override
     def key_is_null(self, key: Expr) -> Condition:
         return key.is_(None)
 
