@@ -129,7 +129,7 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=5)
     parser.add_argument("--plans", action="store_true")
     parser.add_argument("--skip-scans", action="store_true",
-                        help="leave out the shapes no index serves (array items)")
+                        help="leave out the shapes marked scans=True (none now)")
     parser.add_argument("--postgresql", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args()

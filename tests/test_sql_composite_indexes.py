@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.adapters.sql.auto_indexes import wanted_paths
-from docbase.adapters.sql.indexes import Composite
+from docbase.adapters.sql.indexes import Composite, Items
 from docbase.core.documents import Document, new_document
 from docbase.core.query import And, Eq, In, Query, SortKey
 from docbase.core.query import Path as DocPath
@@ -156,14 +156,18 @@ async def test_the_automatic_indexes_form_the_composite(
 
 
 def test_a_composite_is_wanted_for_a_scalar_equality_sorted_on_another_path() -> None:
+    # (each equality's item index last: made only where the path meets arrays)
     assert wanted_paths(BY_PRICE) == [("status",), ("price",),
-                                      Composite(("status",), ("price",), True)]
-    assert wanted_paths(OWN) == [("_createdby",), Composite(("_createdby",), ("_id",), True)]
-    assert wanted_paths(RARE) == [("vip",)]  # the key index holds id: the default order
+                                      Composite(("status",), ("price",), True),
+                                      Items(("status",))]
+    assert wanted_paths(OWN) == [("_createdby",), Composite(("_createdby",), ("_id",), True),
+                                 Items(("_createdby",))]
+    assert wanted_paths(RARE) == [("vip",), Items(("vip",))]  # the key index holds id
     by_itself = Query(filter=Eq(("price",), 3), sort=(SortKey(("price",), 1),), limit=20)
-    assert wanted_paths(by_itself) == [("price",)]
+    assert wanted_paths(by_itself) == [("price",), Items(("price",))]
     several = Query(filter=In(("status",), ("s1", "s2")), sort=BY_PRICE.sort, limit=20)
-    assert wanted_paths(several) == [("status",), ("price",)]  # two values: not one order
+    assert wanted_paths(several) == [("status",), ("price",),  # two values: not one order
+                                     Items(("status",))]
     unlimited = Query(filter=BY_PRICE.filter, sort=BY_PRICE.sort, limit=None)
     assert wanted_paths(unlimited) == []
 

@@ -90,6 +90,8 @@ async def loaded(
         for path in indexed if new else ():
             await candidate.ensure_index(name, path)
         await candidate.insert(name, documents)
+        for path in indexed:  # again: a path meeting arrays gets its SQL item index only
+            await candidate.ensure_index(name, path)  # now (then later examples write it)
         yield name, memory
     finally:
         await collections.give_back(candidate, indexed, name)

@@ -1,6 +1,7 @@
 """Automatic indexes: a path that queries keep needing gets the index ``index: true`` gives.
 
-An equality sorted on another path gets a composite index of the two (:mod:`.indexes`).
+An equality sorted on another path gets a composite index of the two (:mod:`.indexes`);
+an equality on a path that meets arrays, an item index (:mod:`.item_indexes`).
 
 A find with a limit whose equality or range condition (or, without one, whose order)
 rests on a path without an index parses every document of the collection. :class:`AutoIndexer`
@@ -30,8 +31,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable
 
-from docbase.adapters.sql.indexes import Composite, Indexed
-from docbase.adapters.sql.pages import compared_paths, seek_equality
+from docbase.adapters.sql.indexes import Composite, Indexed, Items
+from docbase.adapters.sql.pages import compared_paths, equal_paths, seek_equality
 from docbase.core.query import Query
 from docbase.core.settings import AutoIndexing
 
@@ -60,6 +61,9 @@ def wanted_paths(query: Query) -> list[Indexed]:
     equal = seek_equality(query.filter, compared)
     if query.sort and equal is not None and equal != query.sort[0].path:
         wanted.append(Composite(equal, query.sort[0].path, query.sort[0].direction == -1))
+    # last: made only where the path meets arrays (.item_indexes), else tried again later
+    wanted.extend(Items(path) for path in dict.fromkeys(equal_paths(query.filter))
+                  if path != ("_id",))
     return wanted
 
 
@@ -109,7 +113,7 @@ class AutoIndexer:
         task.add_done_callback(self._tasks.discard)
 
     async def _index(self, collection: str, path: Indexed) -> None:
-        field = str(path) if isinstance(path, Composite) else ".".join(path)
+        field = str(path) if isinstance(path, Composite | Items) else ".".join(path)
         async with self._lock:
             try:
                 size = await self._size(collection)

@@ -85,15 +85,17 @@ class QueryCompiler:
     """Compiles filters and sort keys against one collection table."""
 
     def __init__(self, dialect: Dialect, table: sa.TableClause,
-                 flat: Sequence[Path] = ()) -> None:
+                 flat: Sequence[Path] = (), items: Sequence[tuple[Path, int]] = ()) -> None:
         """Compile for ``table``; ``flat`` paths are known to meet no array (names encoded).
 
-        Conditions on a flat path (or on a prefix of one) compile to their first branch
-        only, which is exactly an expression index's expression.
+        Conditions on a flat path (or a prefix of one) compile to their first branch
+        only, an expression index's expression; ``items``: paths with an item index,
+        and its registry id (:mod:`.item_indexes`).
         """
         self.dialect = dialect
         self.table = table
         self.flat = tuple(flat)
+        self.items = dict(items)
         self.root = Scope(dialect.root(table, exact=False), dialect.root(table, exact=True),
                           document=True)
         self._names = itertools.count()
@@ -137,9 +139,8 @@ class QueryCompiler:
                                    ) if bounds else found
                 return self._any_value(scope, path, matches)
             case Exists(path=path, present=present):
-                found = self._plain_or_walked(
-                    scope, path, scope.fast.walk(path).is_present(),
-                    lambda: self._any_row(scope, path, "values", None))
+                found = self._plain_or_walked(scope, path, scope.fast.walk(path).is_present(),
+                                              lambda: self._any_row(scope, path, "values", None))
                 return found if present else _not(found)
             case ElemMatch(path=path, query=query, objects=objects):
                 return self._elem_match(scope, path, query, objects=objects)
@@ -166,8 +167,10 @@ class QueryCompiler:
             parts.append(self._null_or_missing(scope, path))
         scalars = [v for v in values if type_class(v) in _SCALARS]
         if scalars:
-            parts.append(self._any_value(
-                scope, path, lambda v: self.dialect.equals_any(v, scalars)))
+            exact = self._any_value(scope, path, lambda v: self.dialect.equals_any(v, scalars))
+            index = self.items.get(path) if scope is self.root else None
+            parts.append(exact if index is None else self.dialect.items_match(
+                self.table, path, index, scalars, exact))
         containers = [self.dialect.literal_key(v) for v in values if isinstance(v, dict | list)]
         if containers:
             parts.append(self._any_container(scope, path, lambda v: self._key_in(v, containers)))
@@ -203,11 +206,8 @@ class QueryCompiler:
                                    lambda value: self.dialect.within(value, low, high, "<="))
         keys = self.dialect.literal_key(low), self.dialect.literal_key(high)
 
-        def test(value: JsonValue) -> Condition:
-            key = self.key(value)
-            return sa.and_(key >= keys[0], key <= keys[1])
-
-        return self._any_container(scope, path, test)
+        return self._any_container(scope, path, lambda value: sa.and_(
+            self.key(value) >= keys[0], self.key(value) <= keys[1]))
 
     def _elem_match(self, scope: Scope, path: Path, query: Filter, *, objects: bool) -> Condition:
         rows, array = self._rows(scope, path, "values", exact=needs_exact(query))

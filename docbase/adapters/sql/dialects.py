@@ -152,6 +152,26 @@ class Dialect(abc.ABC):
         """
         return self.without_fields(sa.column("body"), ("_id",)) is not None
 
+    # ---------------------------------------------------------- item indexes (item_indexes.py)
+
+    @abc.abstractmethod
+    def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
+                         index: int) -> list[str]:
+        """The DDL of item index ``index`` on ``path`` (names encoded) of ``table``."""
+
+    @abc.abstractmethod
+    def drop_items_statements(self, table: str) -> list[str]:
+        """What dropping collection table ``table`` leaves of its item indexes, dropped."""
+
+    def unindexed_fanout(self, value: JsonValue, path: Path) -> Condition:
+        """:meth:`fanout`, written so that no index serves it (another term drives)."""
+        return self.fanout(value, path)
+
+    @abc.abstractmethod
+    def items_match(self, table: sa.TableClause, path: Path, index: int,
+                    operands: Sequence[JSON], exact: Condition) -> Condition:
+        """``exact`` (a scalar equality on ``path``) served by item index ``index``."""
+
     # ---------------------------------------------------------- native order (see docs)
 
     def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:

@@ -42,12 +42,24 @@ class Composite(NamedTuple):
         return f"{'.'.join(self.equal)}, {'.'.join(self.order)} {-1 if self.descending else 1}"
 
 
-Indexed = Path | Composite
-"""What the registry (``docbase_indexes.path``) lists: a path, or a composite."""
+class Items(NamedTuple):
+    """An index of every scalar a path reaches through arrays (:mod:`.item_indexes`)."""
+
+    path: Path
+
+    def __str__(self) -> str:
+        """How the log names it: ``tags (items)``."""
+        return f"{'.'.join(self.path)} (items)"
+
+
+Indexed = Path | Composite | Items
+"""What the registry (``docbase_indexes.path``) lists: a path, a composite, or items."""
 
 
 def registry_text(index: Indexed) -> str:
     """The registry's text of ``index`` (names not encoded): a path's list, or an object."""
+    if isinstance(index, Items):
+        return _encode({"items": list(encode_path(index.path))}).decode()
     if isinstance(index, Composite):
         return _encode({"equal": list(encode_path(index.equal)),
                         "order": list(encode_path(index.order)),
@@ -153,6 +165,7 @@ class IndexedPaths:
     def __init__(self) -> None:
         """Nothing is known yet."""
         self._known: dict[int, tuple[float, frozenset[str]]] = {}
+        self._items: dict[int, tuple[tuple[Path, int], ...]] = {}
 
     def forget(self) -> None:
         """Forget every answer (this store just made an index)."""
@@ -170,10 +183,21 @@ class IndexedPaths:
         known = self._known.get(number)
         if known is None or now - known[0] > self.FRESH_SECONDS:
             registry = schema.indexes
-            paths = conn.execute(sa.select(registry.c.path).where(
-                registry.c.collection_id == number)).scalars()
-            known = self._known[number] = (now, frozenset(paths))
+            rows = conn.execute(sa.select(registry.c.path, registry.c.id).where(
+                registry.c.collection_id == number)).all()
+            known = self._known[number] = (now, frozenset(row.path for row in rows))
+            self._items[number] = tuple(
+                (tuple(msgspec.json.decode(row.path)["items"]), int(row.id))
+                for row in rows if row.path.startswith('{"items"'))
         return registry_text(path) in known[1]
+
+    def items(self, number: int) -> tuple[tuple[Path, int], ...]:
+        """The item indexes of collection ``number`` last seen: (path, registry id) pairs.
+
+        Paths with names encoded. Without a query, however old: an item index is
+        dropped only with its collection, whose number is never reused.
+        """
+        return self._items.get(number, ())
 
 
 def drop_collection(conn: sa.Connection, backend: SqlBackend, collection: str) -> None:
@@ -184,6 +208,8 @@ def drop_collection(conn: sa.Connection, backend: SqlBackend, collection: str) -
         return
     table = schema.collection_ddl(number, backend.dialect)
     table.drop(conn, checkfirst=True)
+    for statement in backend.dialect.drop_items_statements(table.name):
+        conn.exec_driver_sql(statement)
     conn.execute(sa.delete(schema.indexes).where(schema.indexes.c.collection_id == number))
     conn.execute(sa.delete(schema.collections).where(schema.collections.c.id == number))
 

@@ -132,7 +132,8 @@ def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
     an equality on another path than the sorted ones, unless a :class:`.Composite`
     index holds that path then the sort: then both, led by the equality, so that the
     page is read in that index. Without a sort, an indexed equality alone, leading
-    (its key index holds ``id`` after the value). Without any, one statement.
+    (its key index holds ``id`` after the value). Without any, one statement. (The
+    walked stream's equality on a path with an item index seeks there, :mod:`.item_indexes`.)
     """
     if query.limit is None:
         return Split()
@@ -185,18 +186,21 @@ def written_number(number: int) -> Any:
 
 
 def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Query,
-                split: Split) -> sa.Select[Any]:
+                split: Split, *, items: Sequence[tuple[Path, int]] = ()) -> sa.Select[Any]:
     """The statement of a page with a limit (sorted, or in key order), selecting ``body``.
 
     ``split.flat`` (names not encoded) are known flat in the plain stream: the sorted
     paths when the leading one has an index, and the indexed paths the filter compares
     (:func:`compared_paths`), so that their conditions are index seeks there; the plain
-    stream is ordered by ``split.leading``'s parts first.
+    stream is ordered by ``split.leading``'s parts first. ``items``: the item indexes
+    (:class:`.QueryCompiler`).
     """
     assert query.limit is not None
     paths = [encode_path(path) for path in split.flat]
-    walking = QueryCompiler(dialect, table)
-    flat = QueryCompiler(dialect, table, flat=paths)
+    walking = QueryCompiler(dialect, table, items=items)
+    # (not on a flat path: there the key or composite index seeks, reading in order)
+    flat = QueryCompiler(dialect, table, flat=paths, items=[
+        (path, index) for path, index in items if not any(path == f[:len(path)] for f in paths)])
     # a stored _id is one string (the id column's): it never meets an array, and its
     # fanout in the walked stream's OR would read every match of the condition
     fanouts = [dialect.fanout(walking.root.fast, path) for path in paths if path != ("_id",)]
@@ -207,6 +211,10 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
         split.leading)
         for seek in [[bound] for bound in keyset.seeks(query, flat)] or [[]]]
     seek = keyset.condition(query, walking)
+    if any(encode_path(path) in dict(items) for path in equal_paths(query.filter)):
+        # an item index's ids drive the walked stream (.item_indexes), not a fanout index
+        fanouts = [dialect.unindexed_fanout(walking.root.fast, path)
+                   for path in paths if path != ("_id",)]
     walked = [_stream(walking, body, query, sa.and_(
         sa.or_(*fanouts), walking.where(query.filter), *([] if seek is None else [seek])))
         ] if fanouts else []

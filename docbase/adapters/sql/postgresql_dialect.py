@@ -16,7 +16,7 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from typing_extensions import override
 
-from docbase.adapters.sql import pg_order, pg_regex
+from docbase.adapters.sql import pg_items, pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.engines import POSTGRESQL
 from docbase.adapters.sql.order_keys import RANKS, encode_key
@@ -134,6 +134,20 @@ class PostgresDialect(Dialect):
     @override
     def fanout(self, value: JsonValue, path: Path) -> Condition:
         return self.fanout_index(value, path)
+
+    @override
+    def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
+                         index: int) -> list[str]:
+        return pg_items.create_statements(conn, table, path, index)
+
+    @override
+    def drop_items_statements(self, table: str) -> list[str]:
+        return []  # GIN indexes, dropped with their table
+
+    @override
+    def items_match(self, table: sa.TableClause, path: Path, index: int,
+                    operands: Sequence[JSON], exact: Condition) -> Condition:
+        return pg_items.match(table, path, operands, exact)
 
     @override
     def key_is_null(self, key: Expr) -> Condition:

@@ -173,7 +173,8 @@ class SqlDocumentReads:
         # keyed by the query's MessagePack form, which tells true from 1 and 1 from 1.0
         # (equal, and equally hashed, as Python values); a cursor's values are bound
         # at each run (:mod:`.keyset`), so all pages of a listing share one statement
-        key = (number, tuple(hide), split,
+        items = self._indexes.items(number)
+        key = (number, tuple(hide), split, items,
                _shape((query.filter, query.sort, query.skip, query.limit)),
                keyset.shape(query, self.dialect))
         statement = self._find_statements.get(key)
@@ -184,12 +185,12 @@ class SqlDocumentReads:
         if hide:  # the dialect can: find_encoded asked
             body = self.dialect.without_fields(table.c.body, hide)
         if split.flat:  # an index serves the order or the condition: two streams, one seeking
-            statement = pages.sorted_page(self.dialect, table, body, query, split)
+            statement = pages.sorted_page(self.dialect, table, body, query, split, items=items)
         elif (query.skip and query.limit is not None and query.filter == MATCH_ALL
               and not query.sort and query.after is None):
             statement = pages.deferred_page(table, body, query)
         else:
-            compiler = QueryCompiler(self.dialect, table)
+            compiler = QueryCompiler(self.dialect, table, items=items)
             statement = (sa.select(body).select_from(table).where(compiler.where(query.filter))
                          .order_by(*compiler.order_by(query.sort)))
             seek = keyset.condition(query, compiler)
@@ -218,13 +219,15 @@ class SqlDocumentReads:
         return await self.backend.run(work, write=False)
 
     def _count_statement(self, number: int, filter: Filter) -> sa.Select[Any]:
-        key = ("count", number, _shape(filter))  # cached as the find statements are
+        items = self._indexes.items(number)  # (as a find last saw them)
+        key = ("count", number, items, _shape(filter))  # cached as the find statements are
         statement = self._find_statements.get(key)
         if statement is None:
             table = self.backend.table_clause(number)
             statement = sa.select(sa.func.count()).select_from(table)
             if filter != MATCH_ALL:  # without WHERE, SQLite counts a b-tree's entries
-                statement = statement.where(QueryCompiler(self.dialect, table).where(filter))
+                statement = statement.where(
+                    QueryCompiler(self.dialect, table, items=items).where(filter))
             self._cache(key, statement)  # (5 against 250 us for 10,000 rows)
         return statement
 
@@ -282,8 +285,9 @@ class SqlDocumentReads:
                 statement = self._find_statement(number, filter, (), split)
             else:
                 table = self.backend.table_clause(number)
-                statement = sa.select(table.c.id).where(
-                    QueryCompiler(self.dialect, table).where(filter))
+                self._indexes.has(conn, number, ())  # (the item indexes, as a count sees)
+                statement = sa.select(table.c.id).where(QueryCompiler(
+                    self.dialect, table, items=self._indexes.items(number)).where(filter))
             return indexes.explain(conn, self.dialect, statement)
 
         return await self.backend.run(work, write=False)

@@ -14,6 +14,7 @@ import msgspec
 import sqlalchemy as sa
 from typing_extensions import override
 
+from docbase.adapters.sql import sqlite_items
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.engines import SQLITE
 from docbase.adapters.sql.order_keys import encode_key
@@ -72,6 +73,21 @@ class SqliteDialect(Dialect):
         return value if kind == "string" else encode_key(value).encode()
 
     @override
+    def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
+                         index: int) -> list[str]:
+        return sqlite_items.create_statements(table.name, path, index)
+
+    @override
+    def drop_items_statements(self, table: str) -> list[str]:
+        return sqlite_items.drop_statements(table)
+
+    @override
+    def items_match(self, table: sa.TableClause, path: Path, index: int,
+                    operands: Sequence[JSON], exact: Condition) -> Condition:
+        # the side table lists every reached scalar of every document: exact alone
+        return sqlite_items.match(table, index, [self.literal_key(v) for v in operands])
+
+    @override
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:
         # SQLite orders NULL < numbers < text < blob; objects, arrays, booleans are blobs
         if cls == "number":
@@ -107,6 +123,12 @@ class SqliteDialect(Dialect):
     @override
     def fanout(self, value: JsonValue, path: Path) -> Condition:
         return self.fanout_index(value, path) == sa.literal_column("1")
+
+    @override
+    def unindexed_fanout(self, value: JsonValue, path: Path) -> Condition:
+        # 0 + the expression: no longer the fanout index's, which SQLite read whole (every
+        # document of a path that is an array in all) testing an item index's ids on each
+        return (sa.literal_column("0") + self.fanout_index(value, path)) == sa.literal_column("1")
 
     @override
     def key_is_null(self, key: Expr) -> Condition:

@@ -30,6 +30,7 @@ from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import COLUMNS, Row
 from docbase.adapters.sql.driver_updates import DriverUpdates
 from docbase.adapters.sql.held_back import held_back_insert, hold_back_table
+from docbase.adapters.sql.item_indexes import ensure_indexed, ensure_items
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
 from docbase.core.documents import Document
@@ -272,8 +273,10 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         def work(conn: sa.Connection) -> None:
             indexes.ensure_index(conn, self.backend, collection, encode_path(path),
                                  unique=unique)
+            ensure_items(conn, self.backend, collection, indexes.Items(path))  # if arrays
 
         await self.backend.run(work, write=True)
+        self._indexes.forget()  # (used at once)
 
     async def ensure_composite(self, collection: str, index: indexes.Composite) -> None:
         """Create a composite index: an equality's path, then a sort (see :mod:`.indexes`)."""
@@ -285,10 +288,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
     async def _index_automatically(self, collection: str, path: indexes.Indexed) -> bool:
         """Index ``path`` unless another process did already; whether this one did."""
         def work(conn: sa.Connection) -> bool:
-            if isinstance(path, indexes.Composite):
-                return indexes.ensure_composite(conn, self.backend, collection, path)
-            return indexes.ensure_index(conn, self.backend, collection, encode_path(path),
-                                        unique=False)
+            return ensure_indexed(conn, self.backend, collection, path)
 
         try:
             return await self.backend.run(work, write=True)
