@@ -1,0 +1,143 @@
+"""Get-by-id over HTTP with the request log on and off (issue 33: the log costs at most 3 %).
+
+Starts two ``docbase serve`` per backend side by side (plain HTTP on loopback behind a
+trusted proxy header, as ``versus.py`` runs it; one worker each): **on** with the
+default ``request_log_keep`` (every request recorded and written in batches to the
+``_requestlog`` collections), **off** with ``--request-log-keep 0``. Each stores the same
+``--documents`` notes; the full-access key then reads one by a random id (``GET
+/rest/notes/ID``, ``wrk`` with 32 connections, ``benchmarks/get_random.lua``) for
+``--duration`` seconds, in interleaved rounds: every round measures both servers, in
+an alternating order, so load from other work on the machine falls on both alike.
+Each round's ratio ``on / off`` (throughput) is taken, and the median over the rounds
+is printed with its spread: at least 0.97 holds the issue's target.
+
+    .venv/bin/python benchmarks/request_log_bench.py [--backends sqlite,postgresql]
+        [--documents 10000] [--rounds 9] [--duration 4]
+
+Needs ``wrk`` (``apt-get install wrk``) and, for PostgreSQL, a server on 127.0.0.1
+(trust auth): databases ``request_log_bench_on``/``_off`` are made afresh and dropped.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+KEY = "request-log-bench-admin-key-0123456789"
+PROXY = {"X-Forwarded-Proto": "https"}
+MODES = {"on": [], "off": ["--request-log-keep", "0"]}
+
+
+def http(method: str, url: str, body: object = None) -> object:
+    assert url.startswith("http://127.0.0.1"), url
+    data = None if body is None else json.dumps(body).encode()
+    request = urllib.request.Request(url, data=data, method=method, headers={
+        "content-type": "application/json", "x-apikey": KEY, **PROXY})
+    with urllib.request.urlopen(request, timeout=300) as answer:
+        raw = answer.read()
+        return json.loads(raw) if raw else None
+
+
+@contextlib.contextmanager
+def served(backend: str, mode: str, port: int) -> Iterator[str]:
+    """A ``docbase serve`` on ``backend`` with the log ``mode``; its base URL."""
+    directory = tempfile.mkdtemp(prefix=f"request-log-bench-{mode}-")
+    command = [str(Path(sys.executable).parent / "docbase"), "serve", "--data-dir", directory,
+               "--port", str(port), "--proxy-headers", "--workers", "1", *MODES[mode]]
+    database = f"request_log_bench_{mode}"
+    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c"]
+    if backend == "postgresql":
+        subprocess.run([*psql, f"drop database if exists {database}", "-c",
+                        f"create database {database}"], check=True, capture_output=True)
+        command += ["--storage", f"postgresql://postgres@127.0.0.1/{database}"]
+    with open(Path(directory) / "serve.log", "w") as log:
+        process = subprocess.Popen(command, env={**os.environ, "DOCBASE_ADMIN_KEY": KEY},
+                                   stdout=log, stderr=subprocess.STDOUT)
+    base = f"http://127.0.0.1:{port}"
+    try:
+        for _ in range(200):
+            try:
+                http("GET", base + "/health")
+                break
+            except OSError:
+                time.sleep(0.3)
+        yield base
+    finally:
+        process.terminate()
+        process.wait(30)
+        if backend == "postgresql":
+            subprocess.run([*psql, f"drop database if exists {database}"], check=False,
+                           capture_output=True)
+
+
+def seed(base: str, documents: int, ids_file: Path) -> None:
+    """Store the notes; write their ids to ``ids_file``."""
+    ids = []
+    for start in range(0, documents, 1000):
+        batch = [{"title": f"note {i}", "n": i, "tags": [f"t{i % 7}", f"t{i % 11}"]}
+                 for i in range(start, min(documents, start + 1000))]
+        ids += [d["_id"] for d in http("POST", f"{base}/rest/notes", batch)]  # type: ignore[union-attr]
+    ids_file.write_text("\n".join(ids) + "\n")
+
+
+def wrk(base: str, ids_file: Path, duration: int) -> float:
+    """Requests per second of random gets by id."""
+    command = ["wrk", "-t", "1", "-c", "32", "-d", f"{duration}s", "--timeout", "10s",
+               "-H", "X-Forwarded-Proto: https", "-H", f"x-apikey: {KEY}",
+               "-s", str(HERE / "get_random.lua"), base]
+    environment = {**os.environ, "BENCH_IDS": str(ids_file), "BENCH_PREFIX": "/rest/notes/"}
+    out = subprocess.run(command, check=False, env=environment, capture_output=True,
+                         text=True).stdout
+    if re.search(r"Non-2xx or 3xx responses: (\d+)", out):
+        raise SystemExit(f"some gets failed:\n{out}")
+    found = re.search(r"Requests/sec:\s+([\d.]+)", out)
+    return float(found.group(1)) if found else 0.0
+
+
+def measure(backend: str, args: argparse.Namespace, port: int) -> None:
+    directory = Path(tempfile.mkdtemp(prefix="request-log-ids-"))
+    with served(backend, "on", port) as on, served(backend, "off", port + 1) as off:
+        bases = {"on": on, "off": off}
+        for mode, base in bases.items():
+            seed(base, args.documents, directory / f"{mode}.ids")
+        rates: dict[str, list[float]] = {mode: [] for mode in bases}
+        for number in range(args.rounds):
+            for mode in (("on", "off") if number % 2 == 0 else ("off", "on")):
+                rates[mode].append(wrk(bases[mode], directory / f"{mode}.ids", args.duration))
+        logged = http("GET", on + "/rest/notes?totals=true&max=1")
+    print(f"{backend}: {args.documents:,} notes, {args.rounds} rounds of {args.duration} s "
+          f"per server, wrk 32 connections, 1 worker each ({logged and 'served'})")
+    for mode in bases:
+        print(f"  log {mode:3} get-by-id {statistics.median(rates[mode]):7.0f} req/s "
+              f"(rounds: {', '.join(f'{r:.0f}' for r in rates[mode])})")
+    ratios = [a / b for a, b in zip(rates["on"], rates["off"], strict=True)]
+    ratio = statistics.median(ratios)
+    print(f"  on/off {ratio:.3f}x [{min(ratios):.3f}-{max(ratios):.3f}] "
+          f"({'holds' if ratio >= 0.97 else 'FAILS'} the 3 % target)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--backends", default="sqlite,postgresql")
+    parser.add_argument("--documents", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--duration", type=int, default=4)
+    args = parser.parse_args()
+    for number, backend in enumerate(args.backends.split(",")):
+        measure(backend, args, 8470 + 2 * number)
+
+
+if __name__ == "__main__":
+    main()
