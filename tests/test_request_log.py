@@ -130,3 +130,21 @@ async def test_every_process_writes_into_one_log(kind: str, tmp_path: Any) -> No
             shown = await recent_requests(store)
             assert sorted((r.pid, r.method) for r in shown) == [(101, "GET"), (202, "PUT")]
             assert sum(f.requests for f in await per_minute(store, 2, now=time.time())) == 2
+
+
+async def test_a_busy_second_lists_its_errors_and_counts_every_request(store: Any) -> None:
+    from docbase.core.requestlog.recorder import LISTED
+
+    log = RequestLog(store, keep=10 * LISTED)
+    for _ in range(10):
+        log.record("GET", "/rest/{collection}/{document_id}", 404, 0.001, "key")
+    for _ in range(LISTED + 40):
+        log.record("GET", "/rest/{collection}/{document_id}", 200, 0.001, "key")
+    await log.flush()
+    assert await logged_count(store) == LISTED
+    listed = await recent_requests(store, limit=2 * LISTED)
+    assert sum(r.status == 404 for r in listed) == 10
+    figures = [f for f in await per_minute(store, 5) if f.requests]
+    assert sum(f.requests for f in figures) == LISTED + 50
+    assert sum(f.unlisted for f in figures) == 50
+    assert sum(f.client_errors for f in figures) == 10

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from docbase.core.ports import DocumentStore
 
 _SUMS = (Aggregate("SUM", "n"), Aggregate("SUM", "e4"), Aggregate("SUM", "e5"),
-         *(Aggregate("SUM", bucket_field(b)) for b in range(BUCKETS)))
+         Aggregate("SUM", "unlisted"), *(Aggregate("SUM", bucket_field(b)) for b in range(BUCKETS)))
 
 
 class LoggedRequest(msgspec.Struct, frozen=True, kw_only=True):
@@ -55,6 +55,8 @@ class MinuteFigures(msgspec.Struct, frozen=True, kw_only=True):
     """Answers 400 to 499."""
     server_errors: int = 0
     """Answers 500 and above."""
+    unlisted: int = 0
+    """Requests counted here but not listed as entries (beyond the rate listed)."""
     p99_ms: float | None = None
     """The 99th percentile of the durations, as the bound of its histogram bucket."""
 
@@ -89,11 +91,12 @@ async def per_minute(store: DocumentStore, minutes: int, *, now: float | None = 
         if not isinstance(minute, int) or not first <= minute <= last:
             continue
         values = row.values
-        histogram = {b: int(values.get(a.key) or 0) for b, a in enumerate(_SUMS[3:])}
+        histogram = {b: int(values.get(a.key) or 0) for b, a in enumerate(_SUMS[4:])}
         figures[minute] = MinuteFigures(
             minute=minute, requests=int(values.get(_SUMS[0].key) or 0),
             client_errors=int(values.get(_SUMS[1].key) or 0),
             server_errors=int(values.get(_SUMS[2].key) or 0),
+            unlisted=int(values.get(_SUMS[3].key) or 0),
             p99_ms=percentile(histogram, 0.99))
     return [figures.get(m) or MinuteFigures(minute=m) for m in range(first, last + 1)]
 

@@ -77,6 +77,7 @@ async def logs_page(request: HttpRequest) -> Response[str]:
     return render("logs.html", **console.page(
         title="Logs", requests=shown[:PAGE_SIZE], charts=charts(figures), hours=hours,
         spans=HOURS, page=page, held=await logged_count(store),
+        unlisted=sum(f.unlisted for f in figures),
         enabled=bool(request.app.state.get(LOG_STATE, False)),
         previous=link(page - 1) if page > 1 else None,
         next=link(page + 1) if len(shown) > PAGE_SIZE else None))
