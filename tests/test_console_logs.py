@@ -8,7 +8,10 @@ with route templates, statuses and kinds of credential, and never a key or a pat
 
 from __future__ import annotations
 
+import json
 import re
+import sqlite3
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -105,3 +108,33 @@ def test_only_a_signed_in_administrator_reads_the_logs(pair: tuple[Served, Serve
     assert anonymous.headers["location"].startswith("/_/signin")
     with_key = first.request("GET", "/_/logs", key=key, follow_redirects=False)
     assert with_key.status_code == 303  # an API key never opens the console
+
+
+def _logged_routes(database: Path) -> list[str]:
+    with sqlite3.connect(database) as connection:
+        found = connection.execute(
+            "select id from docbase_collections where name = '_requestlog'").fetchone()
+        if found is None:
+            return []
+        return [json.loads(body)["route"]
+                for (body,) in connection.execute(f"select body from c_{found[0]}")]
+
+
+def test_a_stuck_log_write_holds_no_request(tmp_path: Path) -> None:
+    database = tmp_path / "stuck.db"
+    with serving(tmp_path, "--storage", f"sqlite:///{database}") as server:
+        eventually(lambda: "/health" in _logged_routes(database), "the first entries")
+        before = len(_logged_routes(database))
+        blocker = sqlite3.connect(database, timeout=0, isolation_level=None)
+        blocker.execute("BEGIN IMMEDIATE")  # every writer, the log's too, now waits
+        try:
+            for _ in range(25):  # over more than two of the log's write attempts
+                answer = server.request("GET", "/rest/birds", timeout=10)
+                assert answer.status_code == 401  # answered, not held by the waiting write
+                time.sleep(0.1)
+            assert len(_logged_routes(database)) == before  # the log's write is stuck
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        eventually(lambda: _logged_routes(database).count("/rest/{collection}") >= 25,
+                   "the held requests written once the lock went")
