@@ -9,10 +9,9 @@ every :data:`PRUNE_SECONDS`. :meth:`RequestLog.close` writes the rest at shutdow
 
 Every request is counted in the tallies, but a write lists at most :data:`LISTED` of
 them as entries: all of them below that rate, and above it the errors first, then the
-newest others; the tallies count the requests left out (``unlisted``). A document
-written per request cost a get by id a fifth more CPU on SQLite (the JSON, the search
-column, the row: ``docs/benchmarks.md``, "requestlog"); a few hundred a second cost
-it nothing measurable.
+newest others; the tallies count the requests left out (``unlisted``). With a document
+written per request a served get by id took about a fifth more CPU on SQLite in a noisy
+run (the JSON, the search column, the row: ``docs/benchmarks.md``, "requestlog").
 
 A write that fails (the store is down, slow or refuses) is logged once per run of
 failures and its batch is dropped: a request never waits for the log nor fails with it,
