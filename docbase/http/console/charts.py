@@ -14,10 +14,10 @@ import msgspec
 
 WIDTH = 720
 HEIGHT = 160
-_LEFT = 48
+_LEFT = 90
 _RIGHT = 8
 _TOP = 10
-_BOTTOM = 22
+_BOTTOM = 30
 
 
 class Line(msgspec.Struct, frozen=True):
@@ -76,7 +76,7 @@ def line_chart(title: str, minutes: list[int], series: list[tuple[str, str, list
         for segment in segments:
             if len(segment) == 1:  # a lone point still shows, as a short dash
                 x_text, y_text = segment[0].split(",")
-                segment.append(f"{float(x_text) + 2:.1f},{y_text}")
+                segment.append(f"{float(x_text) + 8:.1f},{y_text}")
             if segment:
                 lines.append(Line(name, css, " ".join(segment)))
     return Chart(title=title, keys=[(name, css) for name, css, _ in series], lines=lines,
