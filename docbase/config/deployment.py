@@ -145,6 +145,9 @@ def _check(config: ServerSettings) -> None:
         raise ConfigurationError("certfile and keyfile go together: give both or neither")
     _check_networks("trusted_proxies", config.trusted_proxies)
     _check_networks("metrics_addresses", config.metrics_addresses)
+    if config.request_log_keep < 0:
+        raise ConfigurationError("request_log_keep must be 0 (no request log) or more, "
+                                 f"not {config.request_log_keep}")
     if config.log_format not in LOG_FORMATS:
         raise ConfigurationError(f"log_format must be one of {', '.join(LOG_FORMATS)}, "
                                  f"not {config.log_format!r}")

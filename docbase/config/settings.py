@@ -97,6 +97,11 @@ class ServerSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw
     backup_keep: Annotated[int, msgspec.Meta(
         description="backups kept per database; older ones are deleted (default 7)",
         extra={"metavar": "N"})] = 7
+    request_log_keep: Annotated[int, msgspec.Meta(
+        description="requests each database keeps in the request log of the console's "
+                    "Logs page, newest first; older ones are deleted (default 100000; "
+                    "0: no request log; docs/console.md)",
+        extra={"metavar": "N"})] = 100_000
     limits: Annotated[Limits, msgspec.Meta(
         description="per-database limits (the [limits] table of the config file)",
         extra={"cli": False, "env": False})] = Limits()

@@ -34,7 +34,7 @@ from docbase.core.server import Server
 from docbase.http.cors import allowed_origin_headers, cors_headers, preflight
 from docbase.http.errors import CORS_STATE, MethodNotAllowed
 from docbase.http.headers import bearer_token, header
-from docbase.http.observe import PRINCIPAL
+from docbase.http.observe import DATABASE, PRINCIPAL
 
 OVERRIDABLE = frozenset({"PUT", "PATCH", "DELETE"})
 
@@ -221,6 +221,7 @@ async def identify(
 
     """
     name, database, path = route(server, request)
+    request.scope[DATABASE] = name  # type: ignore[literal-required]  # for the request log
     method = effective_method(request)
     origin = header(request, "origin")
     if origin:  # let the browser read an error about the key too, when it may

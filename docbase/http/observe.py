@@ -17,7 +17,11 @@ check's refusals included. For each HTTP request it
   the request's context: ``key``, ``full-access key``, ``token`` or ``none``), never
   the path itself, whose query string may hold a key;
 - reports the request to the instruments by route template, method and status, when
-  metrics are on.
+  metrics are on;
+- records it in the request log of the database it was for (:data:`DATABASE`, set
+  where the request's database is found; the default database's when none was), when
+  the log is on (:mod:`docbase.core.requestlog`): the same route template, status,
+  duration and kind of credential, appended to a list that a background task writes.
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ from typing import Any
 
 from docbase.core.ids import new_object_id
 from docbase.core.metrics import NO_INSTRUMENTS, Instruments
+from docbase.core.requestlog import RequestLog
 from docbase.http.logs import (
     ACCESS_LOGGER,
     REQUEST_ID,
@@ -42,6 +47,8 @@ Message = dict[str, Any]
 
 PRINCIPAL = "docbase.principal"
 """Scope key of the kind of credential the request was served with."""
+DATABASE = "docbase.database"
+"""Scope key of the name of the database the request was for."""
 UNMATCHED = "unmatched"
 """The route of a request that no route matched."""
 
@@ -57,13 +64,18 @@ class RequestObserver:
 
     def __init__(self, app: Any, instruments: Instruments = NO_INSTRUMENTS, *,
                  trusted_proxy: Callable[[str | None], bool] | None = None,
-                 access: AccessLines | None = None) -> None:
+                 access: AccessLines | None = None,
+                 request_logs: dict[str, RequestLog] | None = None,
+                 default_database: str = "") -> None:
         """Observe ``app``; believe ``X-Request-Id`` from peers ``trusted_proxy`` accepts.
 
         ``access`` writes the access lines the short way (:class:`AccessLines`); without
-        it they go through ``logging``.
+        it they go through ``logging``. ``request_logs`` are the request logs by database
+        name; a request whose database was not found goes to ``default_database``'s.
         """
         self.app = app
+        self.request_logs = request_logs or None
+        self.default_database = default_database
         self.access = access
         self.instruments = instruments
         self.counting = instruments is not NO_INSTRUMENTS
@@ -102,6 +114,10 @@ class RequestObserver:
             method = scope["method"] if scope["method"] in _METHODS else "OTHER"
             if self.counting:
                 self.instruments.http_request(route, method, answer[0], seconds)
+            if self.request_logs is not None:
+                log = self.request_logs.get(scope.get(DATABASE, self.default_database))
+                if log is not None:
+                    log.record(method, route, answer[0], seconds, scope.get(PRINCIPAL, "none"))
             if access_log.isEnabledFor(logging.INFO):
                 access = Access(method, route, answer[0], seconds, answer[1],
                                 scope.get(PRINCIPAL, "none"))

@@ -28,10 +28,12 @@ from docbase.core.hooks.scheduling import JobScheduler
 from docbase.core.media.sweeping import sweep_job
 from docbase.core.metrics import NO_INSTRUMENTS
 from docbase.core.plugins import lazy_module
+from docbase.core.requestlog import RequestLog
 from docbase.core.schemes import scheme_of
 from docbase.core.webhooks.dispatcher import WebhookDispatcher
 from docbase.http.app import create_app
 from docbase.http.console.backups import backup_place
+from docbase.http.console.logs import LOG_STATE
 from docbase.http.instrumentation import install_metrics, metrics_access
 from docbase.http.launch import DEPLOYMENT_ENV
 from docbase.http.logs import access_lines
@@ -65,6 +67,9 @@ def build_app(deployment: Deployment) -> Any:
     schedulers = [JobScheduler(db, [*db.jobs, sweep_job(db), *scheduled_backups(deployment, db)])
                   for db in server.databases.values()]  # every db: the media sweep, backups
     dispatchers = [WebhookDispatcher(db) for db in server.databases.values()]
+    request_logs = {name: RequestLog(db.store, deployment.request_log_keep)
+                    for name, db in server.databases.items()
+                    } if deployment.request_log_keep else {}
 
     resuming: set[asyncio.Task[Any]] = set()
 
@@ -76,6 +81,8 @@ def build_app(deployment: Deployment) -> Any:
             await scheduler.open()
         for dispatcher in dispatchers:  # every worker: a lease per webhook keeps it single
             await dispatcher.open()
+        for log in request_logs.values():  # every worker writes its own requests
+            await log.open()
         for database in server.databases.values():  # mail a stopped process left queued
             resuming.add(asyncio.create_task(resume_mail(database)))
         if instruments is not None:  # the tallies reach the shared metrics once a second
@@ -89,14 +96,17 @@ def build_app(deployment: Deployment) -> Any:
             await scheduler.close()
         for dispatcher in dispatchers:
             await dispatcher.close()
+        for log in request_logs.values():  # the requests of the last second
+            await log.close()
         await server.close()
         if instruments is not None:  # what the last requests and store calls tallied
             instruments.flush()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
                           on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
-                          state=State(backup_place(deployment.backup_dir,
-                                                   deployment.backup_keep)),
+                          state=State({**backup_place(deployment.backup_dir,
+                                                      deployment.backup_keep),
+                                       LOG_STATE: bool(request_logs)}),
                           logging_config=None)  # docbase.http.logs configures logging
     trusted = None
     if deployment.proxy_headers:
@@ -104,7 +114,9 @@ def build_app(deployment: Deployment) -> Any:
         trusted = app.is_trusted
     return SecurityHeaders(RequestObserver(app, instruments or NO_INSTRUMENTS,
                                            trusted_proxy=trusted,
-                                           access=access_lines(deployment.log_format)))
+                                           access=access_lines(deployment.log_format),
+                                           request_logs=request_logs,
+                                           default_database=deployment.default_database))
 
 
 async def resume_mail(database: Database) -> None:

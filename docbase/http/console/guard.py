@@ -30,6 +30,7 @@ from docbase.http.console.flash import Flash, taken
 from docbase.http.console.rendering import console_cookie as base_cookie
 from docbase.http.context import SERVER_STATE, route
 from docbase.http.headers import header
+from docbase.http.observe import DATABASE, PRINCIPAL
 
 HttpRequest = Request[Any, Any, Any]
 SESSION_COOKIE = "docbase_console"
@@ -92,6 +93,7 @@ def locate(request: HttpRequest) -> Console:
     """
     server: Server = request.app.state[SERVER_STATE]
     name, database, path = route(server, request)
+    request.scope[DATABASE] = name  # type: ignore[literal-required]  # for the request log
     full = request.scope["path"]
     prefix = full[: len(full) - len(path)] if path and full.endswith(path) else ""
     return Console(name, database, prefix + "/_", None)
@@ -111,6 +113,7 @@ async def signed_in(request: HttpRequest, *, form: dict[str, Any] | None = None)
     session = await find_session(console.database, request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise SignInRequired(console.base + "/signin")
+    request.scope[PRINCIPAL] = "console"  # type: ignore[literal-required]  # request log
     if request.method not in SAFE_METHODS:
         given = header(request, "x-csrf-token") or (form or {}).get("csrf")
         if not session.csrf_matches(given if isinstance(given, str) else None):
