@@ -28,7 +28,11 @@ Expr: TypeAlias = Any
 
 ROOT = "$$ROOT"
 NUMBER_TYPES = ("double", "int", "long", "decimal")
-SCALAR_TYPES = (*NUMBER_TYPES, "string", "objectId", "bool", "null")
+OBJECT_ID_TYPES = ("objectId", "objectid")
+"""What ``$type`` answers for an ObjectId: MongoDB ``objectId``, the CongoDB wire server
+``objectid`` (where ``_id`` sorted as missing, so ``$orderby {"_id": -1}`` came back in
+ascending order)."""
+SCALAR_TYPES = (*NUMBER_TYPES, "string", *OBJECT_ID_TYPES, "bool", "null")
 
 
 class Scope:
@@ -92,7 +96,7 @@ def rank(scope: Scope, x: Expr) -> Expr:
     """
     return scope.let(type_of(x), lambda t: {"$switch": {"branches": [
         {"case": {"$in": [t, list(NUMBER_TYPES)]}, "then": 1},
-        {"case": {"$in": [t, ["string", "objectId"]]}, "then": 2},
+        {"case": {"$in": [t, ["string", *OBJECT_ID_TYPES]]}, "then": 2},
         {"case": {"$eq": [t, "object"]}, "then": 3},
         {"case": {"$eq": [t, "array"]}, "then": 4},
         {"case": {"$eq": [t, "bool"]}, "then": 5},
