@@ -1,12 +1,12 @@
 """Who asks what of which database: routing, method override and credential checks.
 
-:func:`request_context` is the dependency every ``/rest`` handler receives. It picks
-the database (path prefix ``/db/<name>``, host ``<name>.<domain>``, else the default),
-resolves ``X-HTTP-Method-Override``, authenticates the API key or else the bearer
-token (:func:`authenticate_request`), records the CORS headers the response carries,
-and asks :func:`~docbase.core.auth.authorize` whether the credential's paths, methods
-and CORS origins cover the request. A token holder's CORS headers are those any key of
-the database allows for the origin.
+:func:`identify` picks the database (path prefix ``/db/<name>``, host
+``<name>.<domain>``, else the default), resolves ``X-HTTP-Method-Override``,
+authenticates the API key or else the bearer token, and records the CORS headers the
+response carries (a token holder's: those any key of the database allows for the
+origin). :func:`request_context` then asks :func:`~docbase.core.auth.authorize` whether
+the credential covers the request; :func:`documents_context`, for the document routes
+the pipelines authorize, asks only the origin.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from docbase.core.auth import (
     authenticate_key,
     authenticate_token,
     authorize,
+    authorize_origin,
 )
 from docbase.core.auth.tokens import refuse_token
 from docbase.core.database import Collection, Database
@@ -245,13 +246,11 @@ async def identify(
 async def request_context(
     request: Request[Any, Any, Any], docbase_server: ServerDependency
 ) -> RequestContext:
-    """Resolve database, method and credential of a ``/rest`` request; check it is allowed.
+    """Resolve database, method and credential of a request; check it is allowed.
 
     Raises:
-        NotFound: an unknown database.
-        Unauthorized: no credential, an unknown, expired or revoked key, or a refused
-            bearer token.
-        Forbidden: the credential's paths, methods or origins do not cover this request.
+        NotFound, Unauthorized: as :func:`identify`. Forbidden: the credential's paths,
+            methods or origins do not cover this request.
 
     """
     return await authorized_context(request, docbase_server)
@@ -282,13 +281,19 @@ SERVER_STATE = "docbase_server"
 """Where the application's state holds the served :class:`Server`."""
 
 
-async def context_of(request: Request[Any, Any, Any]) -> RequestContext:
-    """Return :func:`request_context` for a handler that takes no injected ``ctx``.
+async def documents_context(request: Request[Any, Any, Any]) -> RequestContext:
+    """Identify a request on documents and check its origin; the pipelines decide the rest.
 
-    The hottest handlers (get by id, list, create) resolve their context directly:
-    Litestar's injection of ``ctx`` and of the path parameters was ~9 % of their time.
+    Every operation of a document route passes a pipeline whose authorize stage decides
+    method and path for the collection holding the documents (``docs/architecture.md``,
+    Authorization), so only the origin, which they do not see, is asked here. Resolved
+    directly: Litestar's injection of ``ctx`` was ~9 % of the hottest handlers' time.
+
+    Raises: NotFound, Unauthorized as :func:`identify`; Forbidden: a refused origin.
     """
-    return await request_context(request, request.app.state[SERVER_STATE])
+    context = await identify(request, request.app.state[SERVER_STATE])
+    authorize_origin(context.principal, header(request, "origin") or None)
+    return context
 
 
 Ctx: TypeAlias = NamedDependency[RequestContext]

@@ -61,7 +61,7 @@ def query_filter(params: dict[str, list[str]], limits: Limits) -> Filter | None:
 
     """
     q = decode_json_param(params, "q", limits)  # decoded and depth-checked once
-    return None if q is None else parse_filter(q)
+    return None if q is None else parse_filter(q, checked=True)
 
 
 def etag(document: dict[str, Any]) -> str:

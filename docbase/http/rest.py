@@ -19,7 +19,7 @@ from docbase.http.context import (
     ServerDependency,
     answer_options,
     authorized_context,
-    context_of,
+    documents_context,
 )
 from docbase.http.idempotency import idempotent
 from docbase.http.meta import change_meta, collection_meta, database_meta, openapi
@@ -61,53 +61,57 @@ async def options(request: HttpRequest, docbase_server: ServerDependency) -> Rep
 @get(paths(COLLECTION))
 async def list_documents(request: HttpRequest) -> Reply:
     """``GET /rest/<c>``: a list read (context and path read directly, as for a get)."""
-    ctx = await context_of(request)
+    ctx = await documents_context(request)
     return await op.read_many(request, ctx, ctx.collection(request.path_params["collection"]))
 
 
 @post(paths(COLLECTION), middleware=IDEMPOTENT)
 async def create_documents(request: HttpRequest) -> Reply:
     """``POST /rest/<c>``: create an object or an array of objects (context read directly)."""
-    ctx = await context_of(request)
+    ctx = await documents_context(request)
     return await op.create(request, ctx, ctx.collection(request.path_params["collection"]))
 
 
 @get(paths(DOCUMENT))
 async def get_document(request: HttpRequest) -> Reply:
     """``GET /rest/<c>/ID`` (context and path read directly: the hottest path)."""
-    ctx, path = await context_of(request), request.path_params
+    ctx, path = await documents_context(request), request.path_params
     return await op.read_one(request, ctx.collection(path["collection"]), path["document_id"])
 
 
 @put(paths(DOCUMENT), middleware=IDEMPOTENT)
 async def put_document(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+    request: HttpRequest, collection: Param, document_id: Param
 ) -> Reply:
     """``PUT /rest/<c>/ID``: merge plus update operators."""
+    ctx = await documents_context(request)
     return await op.update(request, ctx, ctx.collection(collection), document_id, "put")
 
 
 @patch(paths(DOCUMENT), middleware=IDEMPOTENT)
 async def patch_document(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+    request: HttpRequest, collection: Param, document_id: Param
 ) -> Reply:
     """``PATCH /rest/<c>/ID``: only the given properties."""
+    ctx = await documents_context(request)
     return await op.update(request, ctx, ctx.collection(collection), document_id, "patch")
 
 
 @delete(paths(DOCUMENT), status_code=200, middleware=IDEMPOTENT)
 async def delete_document(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+    request: HttpRequest, collection: Param, document_id: Param
 ) -> Reply:
     """``DELETE /rest/<c>/ID``, ``DELETE /rest/<c>/*`` (array body or ``q``)."""
+    ctx = await documents_context(request)
     return await op.remove(request, ctx, ctx.collection(collection), document_id)
 
 
 @post(paths(DOCUMENT), middleware=IDEMPOTENT)
 async def override_document(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param
+    request: HttpRequest, collection: Param, document_id: Param
 ) -> Reply:
     """``POST /rest/<c>/ID`` with ``X-HTTP-Method-Override``."""
+    ctx = await documents_context(request)
     return await op.overridden(request, ctx, ctx.collection(collection), document_id)
 
 
@@ -116,58 +120,70 @@ async def override_document(
 
 @get(paths(CHILDREN))
 async def list_children(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param, field: Param
+    request: HttpRequest, collection: Param, document_id: Param, field: Param
 ) -> Reply:
-    """``GET /rest/<c>/ID/<sub>``: the parent's children (404 for an unknown parent)."""
+    """``GET /rest/<c>/ID/<sub>``: the parent's children (404 for an unknown parent).
+
+    The read comes first: its authorize stage refuses a principal that may not read
+    there before the parent's existence is told.
+    """
+    ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
+    answer = await op.read_many(request, ctx, children)
     await children.require_parent()
-    return await op.read_many(request, ctx, children)
+    return answer
 
 
 @post(paths(CHILDREN), middleware=IDEMPOTENT)
 async def create_children(
-    request: HttpRequest, ctx: Ctx, collection: Param, document_id: Param, field: Param
+    request: HttpRequest, collection: Param, document_id: Param, field: Param
 ) -> Reply:
     """``POST /rest/<c>/ID/<sub>``: create child documents."""
+    ctx = await documents_context(request)
     return await op.create(request, ctx, ctx.collection(collection).children(document_id, field))
 
 
 @get(paths(CHILD))
-async def get_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+async def get_child(request: HttpRequest, *, collection: Param,
                     document_id: Param, field: Param, child_id: Param) -> Reply:
     """``GET /rest/<c>/ID/<sub>/ID``."""
+    ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
     return await op.read_one(request, children, child_id)
 
 
 @put(paths(CHILD), middleware=IDEMPOTENT)
-async def put_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+async def put_child(request: HttpRequest, *, collection: Param,
                     document_id: Param, field: Param, child_id: Param) -> Reply:
     """``PUT /rest/<c>/ID/<sub>/ID``."""
+    ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
     return await op.update(request, ctx, children, child_id, "put")
 
 
 @patch(paths(CHILD), middleware=IDEMPOTENT)
-async def patch_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+async def patch_child(request: HttpRequest, *, collection: Param,
                       document_id: Param, field: Param, child_id: Param) -> Reply:
     """``PATCH /rest/<c>/ID/<sub>/ID``."""
+    ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
     return await op.update(request, ctx, children, child_id, "patch")
 
 
 @delete(paths(CHILD), status_code=200, middleware=IDEMPOTENT)
-async def delete_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+async def delete_child(request: HttpRequest, *, collection: Param,
                        document_id: Param, field: Param, child_id: Param) -> Reply:
     """``DELETE /rest/<c>/ID/<sub>/ID`` (or ``.../*``)."""
+    ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
     return await op.remove(request, ctx, children, child_id)
 
 
 @post(paths(CHILD), middleware=IDEMPOTENT)
-async def override_child(request: HttpRequest, ctx: Ctx, *, collection: Param,
+async def override_child(request: HttpRequest, *, collection: Param,
                          document_id: Param, field: Param, child_id: Param) -> Reply:
     """``POST /rest/<c>/ID/<sub>/ID`` with ``X-HTTP-Method-Override``."""
+    ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
     return await op.overridden(request, ctx, children, child_id)
 

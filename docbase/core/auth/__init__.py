@@ -10,7 +10,7 @@ from docbase.core.auth.authentication import (
     keys_for_origin,
 )
 from docbase.core.auth.cache import CACHE_SECONDS, Namespace, SystemCache
-from docbase.core.auth.decision import Action, authorize
+from docbase.core.auth.decision import Action, authorize, authorize_origin
 from docbase.core.auth.keys import (
     KEYS_COLLECTION,
     ApiKey,
@@ -63,6 +63,7 @@ __all__ = [
     "authenticate_key",
     "authenticate_token",
     "authorize",
+    "authorize_origin",
     "create_key",
     "create_user",
     "delete_user",

@@ -44,7 +44,8 @@ MAX_DEPTH = 32
 """Most levels of ``$and``/``$or``/``$elemMatch``/``$not`` a ``q`` may nest, whatever the limits."""
 
 
-def parse_filter(q: JSON, *, now: datetime | None = None, limits: Limits | None = None) -> Filter:
+def parse_filter(q: JSON, *, now: datetime | None = None, limits: Limits | None = None,
+                 checked: bool = False) -> Filter:
     """Parse a ``q`` object into a :class:`Filter`.
 
     Args:
@@ -53,13 +54,16 @@ def parse_filter(q: JSON, *, now: datetime | None = None, limits: Limits | None 
         limits: the database's limits; ``q`` may nest objects and arrays at most
             ``limits.max_query_depth`` levels deep. Without them only :data:`MAX_DEPTH`
             bounds the nesting.
+        checked: ``q`` comes from :func:`~docbase.core.query.params.decode_json_param`,
+            which walked it for depth and integer bounds already: it is not walked again.
 
     Raises:
         InvalidQuery: ``q`` is not an object, nests too deeply, or holds an unknown
             operator or bad operand.
 
     """
-    check_depth(q, "q", limits)
+    if not checked:
+        check_depth(q, "q", limits)
     if not isinstance(q, dict):
         raise InvalidQuery("q must be a JSON object")
     return _FilterParser(now or datetime.now(UTC)).document(q, (), depth=0)

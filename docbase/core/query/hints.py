@@ -17,7 +17,8 @@ from docbase.core.query.decoding import check_depth, split_path
 from docbase.core.settings.limits import Limits
 
 
-def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = None) -> Query:
+def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = None,
+                checked: bool = False) -> Query:
     """Apply an ``h`` hints object over ``base`` (hints override URL parameters).
 
     Args:
@@ -25,6 +26,8 @@ def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = N
         base: the query the hints change (an empty :class:`Query` by default).
         limits: the database's limits; ``h`` may nest objects and arrays at most
             ``limits.max_query_depth`` levels deep.
+        checked: ``h`` comes from :func:`~docbase.core.query.params.decode_json_param`,
+            which walked it for depth and integer bounds already: it is not walked again.
 
     Raises:
         InvalidQuery: an unknown hint, a malformed value, ``h`` nested too deeply or a
@@ -32,7 +35,8 @@ def parse_hints(h: JSON, base: Query | None = None, *, limits: Limits | None = N
 
     """
     query = base or Query()
-    check_depth(h, "h", limits)
+    if not checked:
+        check_depth(h, "h", limits)
     if not isinstance(h, dict):
         raise InvalidQuery("h must be a JSON object")
     changes: dict[str, Any] = {}

@@ -117,7 +117,7 @@ def parse_list_params(
     h = decode_json_param(params, "h", limits)
     conditions: list[Filter] = []
     if q is not None:
-        parsed = parse_filter(q, now=now)  # depth already checked above
+        parsed = parse_filter(q, now=now, checked=True)  # walked for bounds above
         if parsed != MATCH_ALL:
             conditions.append(parsed)
     text = last_param(params, "filter")
@@ -143,7 +143,7 @@ def parse_list_params(
         aggregates=tuple(parse_aggregate(a) for a in params.get("aggregate") or []),
         after=parse_cursor(after_text, limits) if after_text else None,
     )
-    query = parse_hints(h, query) if h is not None else check_after(query)
+    query = parse_hints(h, query, checked=True) if h is not None else check_after(query)
     asked = "max" in params or (isinstance(h, dict) and "$max" in h)
     if limits is not None and not asked and query.limit is not None \
             and query.limit > limits.max_page:
