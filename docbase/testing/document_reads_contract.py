@@ -108,10 +108,11 @@ class DocumentReadsContract:
 
     async def test_find_sorts_by_id_both_ways(self, store: DocumentStore) -> None:
         docs = await seed(store, {"n": 1}, {"n": 2}, {"n": 3})
-        for direction, limit in ((-1, None), (-1, 2), (1, 2)):
-            query = Query(sort=(SortKey(("_id",), direction),), limit=limit)
-            expected = sorted(ids_of(docs), reverse=direction == -1)[:limit]
-            assert ids_of(await store.find(C, query)) == expected, (direction, limit)
+        ascending, descending = SortKey(("_id",), 1), SortKey(("_id",), -1)
+        for key, limit in ((descending, None), (descending, 2), (ascending, 2)):
+            expected = sorted(ids_of(docs), reverse=key is descending)[:limit]
+            found = await store.find(C, Query(sort=(key,), limit=limit))
+            assert ids_of(found) == expected, (key, limit)
 
     async def test_find_ties_broken_by_id(self, store: DocumentStore) -> None:
         docs = await seed(store, {"g": 1, "i": 0}, {"g": 0}, {"g": 1, "i": 1}, {"g": 0})
