@@ -31,6 +31,11 @@ from docbase.core.auth import create_user
 from tests.served_engines import engine_storage
 from tests.test_serve_harness import Served, run_cli, serving
 
+CONSOLE_ENGINES = [
+    pytest.param("sqlite", id="sqlite"),
+    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
+]
+"""The engines a console module's served database runs on (a fixture's ``params``)."""
 CHROMIUM = "/usr/bin/chromium-headless-shell"
 """Debian's build of Chromium's headless shell (package ``chromium-headless-shell``, from
 the same sources as its ``chromium``): the browser Playwright itself runs for headless

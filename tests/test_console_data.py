@@ -19,7 +19,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.console_browser import ConsoleServer, console_server
+from tests.console_browser import CONSOLE_ENGINES, ConsoleServer, console_server
 from tests.test_console_security import signed_in
 from tests.test_serve_harness import run_cli
 
@@ -38,10 +38,7 @@ class Pair:
         self.source, self.target, self.files, self.backups = source, target, files, backups
 
 
-@pytest.fixture(scope="module", params=[
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
-])
+@pytest.fixture(scope="module", params=CONSOLE_ENGINES)
 def pair(request: pytest.FixtureRequest,
          tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
     files = tmp_path_factory.mktemp(f"data-{request.param}")

@@ -16,6 +16,7 @@ import pytest
 
 from tests.console_browser import (
     ADMIN,
+    CONSOLE_ENGINES,
     PASSWORD,
     ConsoleServer,
     chromium,
@@ -29,10 +30,7 @@ from tests.test_serve_harness import eventually
 expect = pytest.importorskip("playwright.sync_api").expect
 
 
-@pytest.fixture(scope="module", params=[
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
-])
+@pytest.fixture(scope="module", params=CONSOLE_ENGINES)
 def server(request: pytest.FixtureRequest,
            tmp_path_factory: pytest.TempPathFactory) -> Iterator[ConsoleServer]:
     cwd = tmp_path_factory.mktemp(f"logs-browser-{request.param}")

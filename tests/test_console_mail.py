@@ -14,7 +14,7 @@ from collections.abc import Iterator
 import httpx
 import pytest
 
-from tests.console_browser import ConsoleServer, console_server
+from tests.console_browser import CONSOLE_ENGINES, ConsoleServer, console_server
 from tests.smtp_capture import REFUSED_DOMAIN, SmtpServer, smtp_server
 from tests.test_console_security import signed_in
 
@@ -28,10 +28,7 @@ class Mailing:
         self.server, self.smtp = server, smtp
 
 
-@pytest.fixture(scope="module", params=[
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
-])
+@pytest.fixture(scope="module", params=CONSOLE_ENGINES)
 def mailing(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Mailing]:
     files = tmp_path_factory.mktemp(f"mail-{request.param}")

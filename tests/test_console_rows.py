@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.console_browser import ConsoleServer, console_server
+from tests.console_browser import CONSOLE_ENGINES, ConsoleServer, console_server
 from tests.test_console_data import WINGSPAN_FIELDS
 from tests.test_console_security import signed_in
 
@@ -28,10 +28,7 @@ class Servers:
         self.full, self.fresh, self.files = full, fresh, files
 
 
-@pytest.fixture(scope="module", params=[
-    pytest.param("sqlite", id="sqlite"),
-    pytest.param("postgresql", id="postgresql", marks=pytest.mark.postgres),
-])
+@pytest.fixture(scope="module", params=CONSOLE_ENGINES)
 def servers(request: pytest.FixtureRequest,
             tmp_path_factory: pytest.TempPathFactory) -> Iterator[Servers]:
     files = tmp_path_factory.mktemp(f"rows-{request.param}")
