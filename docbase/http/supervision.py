@@ -17,6 +17,7 @@ import logging
 import os
 import pickle
 import signal
+import socket
 import ssl
 import sys
 import threading
@@ -54,6 +55,10 @@ _PR_SET_PDEATHSIG = 1  # linux/prctl.h
 HEALTHCHECK_SLICE = 0.25
 """Seconds between two looks, while the supervisor waits for a worker's answer to its
 health check, at whether the worker still lives and a signal has come."""
+SIGNAL_LOOK = 0.05
+"""Seconds between two looks of the idle supervisor at whether a signal has come. uvicorn
+looks every 0.5 s, so a SIGTERM waited 0.25 s on average before the workers heard of it
+(each stop of a test's server, each restart by an operator's service manager)."""
 
 WORKER_MALLOC_ARENAS = "2"
 """glibc's malloc arenas per worker (``MALLOC_ARENA_MAX``) unless the environment sets
@@ -185,6 +190,10 @@ class WatchfulMultiprocess(Multiprocess):
     first; the worker is checked again on the next round).
     """
 
+    def __init__(self, config: uvicorn.Config, sockets: list[socket.socket]) -> None:
+        super().__init__(config, sockets)
+        self.should_exit = SignalWatchingEvent(self.signal_queue)
+
     def keep_subprocess_alive(self) -> None:
         """Respawn each worker that died or did not answer in time, as uvicorn does."""
         for index, process in enumerate(self.processes):
@@ -223,3 +232,30 @@ class WatchfulMultiprocess(Multiprocess):
         except (OSError, EOFError, pickle.UnpicklingError):
             return False
         return True
+
+
+class SignalWatchingEvent(threading.Event):
+    """The supervisor's ``should_exit``, whose timed wait ends once a signal is queued.
+
+    uvicorn's loop waits on ``should_exit`` for 0.5 s between two rounds of handling the
+    queued signals; here that wait ends within :data:`SIGNAL_LOOK` of a signal. The
+    signal handler itself only appends to the queue (setting an event there could
+    deadlock on the lock the interrupted wait holds).
+    """
+
+    def __init__(self, signals: list[int]) -> None:
+        super().__init__()
+        self._signals = signals
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Wait until set, ``timeout`` passes or a signal is queued; return whether set."""
+        if timeout is None:
+            return super().wait()
+        deadline = time.monotonic() + timeout
+        while not self._signals:
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                break
+            if super().wait(min(SIGNAL_LOOK, remaining)):
+                return True
+        return self.is_set()
