@@ -29,21 +29,28 @@ from tests.test_http_jwt import forge_hs256
 BIRDS = [{"name": "wren", "wingspan": 15}, {"name": "kite", "wingspan": 160}]
 
 
-@pytest.fixture(scope="module", params=CONSOLE_ENGINES)
-def pair(request: pytest.FixtureRequest,
-         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
-    """A source with documents and an empty target sharing a backup directory."""
-    files = tmp_path_factory.mktemp(f"settings-{request.param}")
+@contextlib.contextmanager
+def sharing_backups(engine: str, files: Path, max_page: int) -> Iterator[Pair]:
+    """A source whose config file sets ``limits.max_page`` and an empty target, both
+    serving ``engine`` and backing up to one directory."""
     backups, config = files / "backups", files / "source.toml"
-    config.write_text("[limits]\nmax_page = 50\n")
+    config.write_text(f"[limits]\nmax_page = {max_page}\n")
     shared = ("--backup-dir", str(backups))
     with contextlib.ExitStack() as stack:
         source, target = (stack.enter_context(console_server(
-            request.param, Path(tempfile.mkdtemp(dir=files)), *shared, *more))
+            engine, Path(tempfile.mkdtemp(dir=files)), *shared, *more))
             for more in (("--backup-keep", "3", "--config", str(config)), ()))
-        for bird in BIRDS:
-            assert source.api("POST", "/rest/birds", json=bird).status_code == 201
         yield Pair(source, target, files, backups)
+
+
+@pytest.fixture(scope="module", params=CONSOLE_ENGINES)
+def pair(request: pytest.FixtureRequest,
+         tmp_path_factory: pytest.TempPathFactory) -> Iterator[Pair]:
+    with sharing_backups(request.param, tmp_path_factory.mktemp(
+            f"settings-{request.param}"), 50) as served:
+        for bird in BIRDS:
+            assert served.source.api("POST", "/rest/birds", json=bird).status_code == 201
+        yield served
 
 
 def _post(server: ConsoleServer, path: str, form: dict[str, str],
