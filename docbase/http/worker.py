@@ -105,7 +105,8 @@ def build_app(deployment: Deployment) -> Any:
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
                           on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
                           state=State({**backup_place(deployment.backup_dir,
-                                                      deployment.backup_keep),
+                                                      deployment.backup_keep,
+                                                      deployment.backup_schedule),
                                        LOG_STATE: bool(request_logs)}),
                           logging_config=None)  # docbase.http.logs configures logging
     trusted = None

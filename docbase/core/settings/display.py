@@ -15,7 +15,9 @@ import msgspec
 SHOWN = frozenset({
     "mail.transport", "mail.from", "mail.smtp.host", "mail.smtp.port", "mail.smtp.starttls",
     "mail.smtp.tls", "mail.smtp.username", "mail.smtp.timeout", "auth.jwt.issuer",
-    "auth.jwt.audience", "auth.jwt.roles_claim", "auth.login.lifetime", "realtime.global",
+    "auth.jwt.audience", "auth.jwt.roles_claim", "auth.login.lifetime",
+    "auth.login.max_failures", "auth.login.lockout", "auth.users.paths", "auth.users.methods",
+    "realtime.global",
     "schema.mode", "media.orphan_grace",
 })
 """Settings whose values may be shown; every other value is a secret."""

@@ -38,6 +38,7 @@ from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.restore import RESTORE_HANDLERS
 from docbase.http.console.rows import ROW_HANDLERS
 from docbase.http.console.schema import SCHEMA_HANDLERS
+from docbase.http.console.settings_forms import SETTINGS_HANDLERS
 from docbase.http.console.signin import SIGNIN_HANDLERS
 from docbase.http.errors import answer_for
 
@@ -113,7 +114,7 @@ def console_router() -> Router:
         route_handlers=[overview, open_collection, *DOCUMENT_HANDLERS, *SIGNIN_HANDLERS,
                         *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS,
                         *DELIVERY_HANDLERS, *DATA_HANDLERS, *ROW_HANDLERS, *RESTORE_HANDLERS,
-                        *MAIL_HANDLERS, *LOG_HANDLERS,
+                        *MAIL_HANDLERS, *LOG_HANDLERS, *SETTINGS_HANDLERS,
                         console_events, asset, action_page,
                         unknown_page],
         exception_handlers=EXCEPTION_HANDLERS,

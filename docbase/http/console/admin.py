@@ -7,9 +7,7 @@
 - ``POST /_/keys/revoke``: revoke the key whose id the form names.
 - ``GET /_/users``, ``POST /_/users/create``, ``POST /_/users/delete``,
   ``POST /_/users/admin`` (make an administrator or not), ``POST /_/users/password``.
-- ``GET /_/settings``: the stored settings, secrets as ``***``
-  (:mod:`docbase.core.settings.display`); ``POST /_/settings``: set one by its dotted
-  path (a value that is valid JSON is taken as JSON, else as text).
+- The Settings page is :mod:`~docbase.http.console.settings_forms`.
 
 Each action calls the function the ``docbase keys``/``users``/``settings`` commands call.
 """
@@ -25,7 +23,6 @@ from docbase.core import auth
 from docbase.core.auth import METHODS
 from docbase.core.auth.principal import split_roles
 from docbase.core.errors import DocbaseError, Forbidden, InvalidQuery
-from docbase.core.settings.display import parse_value, shown_settings
 from docbase.http.console.flash import go
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import render
@@ -146,31 +143,4 @@ async def _keep_an_administrator(console: Console, email: str) -> None:
                         "administrator first")
 
 
-async def _settings_page(console: Console, *, error: str = "", status: int = 200
-                         ) -> Response[str]:
-    shown = shown_settings(await console.database.settings.tree())
-    return render("settings.html", status, **console.page(title="Settings", settings=shown,
-                                                           error=error))
-
-
-@get(console_paths("/settings"))
-async def settings_page(request: HttpRequest) -> Response[str]:
-    """``GET /_/settings``."""
-    return await _settings_page(await signed_in(request))
-
-
-@post(console_paths("/settings"), status_code=303)
-async def change_setting(request: HttpRequest) -> Response[Any]:
-    """``POST /_/settings``: store ``value`` at ``path``."""
-    form = await request.form()
-    console = await signed_in(request, form=dict(form))
-    path = str(form.get("path", "")).strip()
-    try:
-        await console.database.settings.set(path, parse_value(str(form.get("value", ""))))
-    except DocbaseError as exc:
-        return await _settings_page(console, error=exc.message, status=422)
-    return go(console.base, console.base + "/settings", f"Setting {path} saved.")
-
-
-ADMIN_HANDLERS = [keys_page, create_key, revoke_key, users_page, change_user, settings_page,
-                  change_setting]
+ADMIN_HANDLERS = [keys_page, create_key, revoke_key, users_page, change_user]

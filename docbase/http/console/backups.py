@@ -44,10 +44,11 @@ CHUNK = 256 * 1024
 
 
 class BackupPlace(msgspec.Struct, frozen=True):
-    """The server's backup directory and how many archives a database keeps there."""
+    """The server's backup directory and settings: archives kept, schedule (cron)."""
 
     directory: str
     keep: int
+    schedule: str
 
 
 class Backup(msgspec.Struct, frozen=True):
@@ -58,12 +59,13 @@ class Backup(msgspec.Struct, frozen=True):
     size: int
 
 
-def backup_place(directory: str | None, keep: int) -> dict[str, Any]:
+def backup_place(directory: str | None, keep: int, schedule: str) -> dict[str, Any]:
     """The application state that shows the backups of ``directory`` (none: nothing)."""
-    return {} if directory is None else {BACKUPS_STATE: BackupPlace(directory, keep)}
+    return {} if directory is None else {BACKUPS_STATE: BackupPlace(directory, keep, schedule)}
 
 
-def _place(request: HttpRequest) -> BackupPlace | None:
+def place_of(request: HttpRequest) -> BackupPlace | None:
+    """The server's backup directory and its settings; ``None`` without one."""
     place = request.app.state.get(BACKUPS_STATE)
     return place if isinstance(place, BackupPlace) else None
 
@@ -74,7 +76,7 @@ def _archives(place: BackupPlace, database: str) -> list[Path]:
 
 def backups_of(request: HttpRequest, console: Console) -> list[Backup] | None:
     """The backups of the console's database, newest first; ``None`` without a backup directory."""
-    place = _place(request)
+    place = place_of(request)
     if place is None:
         return None
     found = []
@@ -83,6 +85,23 @@ def backups_of(request: HttpRequest, console: Console) -> list[Backup] | None:
         found.append(Backup(path.name, datetime.fromtimestamp(stat.st_mtime, UTC),
                             stat.st_size))
     return found
+
+
+def listed_backup(request: HttpRequest, console: Console, name: str) -> Path:
+    """The backup of the console's database called ``name``, if the listing holds it.
+
+    A path (``../x``) or another database's archive is no such name.
+
+    Raises:
+        NotFound: the server has no backup directory, or no such backup of this database.
+
+    """
+    place = place_of(request)
+    chosen = [p for p in _archives(place, console.database_name) if p.name == name
+              ] if place else []
+    if not chosen:
+        raise NotFound(f"no backup {name!r} of database {console.database_name!r}")
+    return chosen[0]
 
 
 async def _stream(path: Path, remove_folder: bool) -> AsyncIterator[bytes]:
@@ -109,19 +128,14 @@ def file_download(path: Path, name: str, *, remove_folder: bool = False) -> Stre
 async def download_backup(request: HttpRequest, name: FromPath[str]) -> Stream:
     """``GET /_/data/backups/<name>``: one backup of this database."""
     console = await signed_in(request)
-    place = _place(request)
-    chosen = [p for p in _archives(place, console.database_name) if p.name == name
-              ] if place else []
-    if not chosen:
-        raise NotFound(f"no backup {name!r}")
-    return file_download(chosen[0], name)
+    return file_download(listed_backup(request, console, name), name)
 
 
 @post(console_paths("/data/backups"), status_code=303)
 async def back_up_now(request: HttpRequest) -> Response[Any]:
     """``POST /_/data/backups``: write a backup now, as the scheduled job does."""
     console = await signed_in(request, form=dict(await request.form()))
-    place = _place(request)
+    place = place_of(request)
     if place is None:
         raise NotFound("this server has no backup directory (docbase serve --backup-dir)")
     out, summary, expired = await backups.back_up(console.database, Path(place.directory),
