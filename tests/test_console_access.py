@@ -124,3 +124,43 @@ def test_refused_rules_are_named_beside_their_inputs_and_nothing_is_stored(
         **_rules(csrf), "schema": '{"fields": [], "access": {"read": ["*"]}}'})
     assert in_json.status_code == 422
     assert "set in their inputs below" in in_json.text
+
+
+def test_view_as_user_reads_through_the_users_rules_and_changes_nothing(
+        served: Served, console: tuple[httpx.Client, str]) -> None:
+    client, csrf = console
+    applied = client.post("/_/schema/diary", data=_rules(
+        csrf, access_read="*", access_create="*", access_private="on",
+        **{"rule-1-read": "hr", "rule-1-write": "hr"}))
+    assert "Applied." in applied.text, applied.text
+    for email, title in (("ann@example.com", "ann's day"), ("hr@example.com", "payday")):
+        written = served.request("POST", "/rest/diary", headers=_token(served, email),
+                                 json={"title": title, "salary": 1} if email[0] == "h"
+                                 else {"title": title})
+        assert written.status_code == 201, written.text
+    assert 'href="/_/preview/diary"' in client.get("/_/c/diary").text
+    picker = client.get("/_/preview/diary").text
+    assert "<option value=\"ann@example.com\">" in picker
+    ann = client.get("/_/preview/diary", params={"email": "ann@example.com"})
+    assert ann.status_code == 200, ann.text
+    assert "Preview, read-only." in ann.text
+    table = ann.text.split('id="preview-documents"')[1]
+    assert "ann&#39;s day" in table
+    assert "payday" not in table
+    assert "Fields hidden from this user: salary." in ann.text
+    assert "of 1 that ann@example.com may read" in ann.text
+    hr = client.get("/_/preview/diary", params={"email": "hr@example.com"}).text
+    table = hr.split('id="preview-documents"')[1]
+    assert ("payday" in table, "ann&#39;s day" in table, "<th scope=\"col\">salary</th>"
+            in table) == (True, False, True)
+    client.post("/_/schema/diary", data=_rules(csrf, access_read="editor"))
+    refused = client.get("/_/preview/diary", params={"email": "ann@example.com"}).text
+    assert "This user is refused:" in refused
+    assert "ann&#39;s day" not in refused
+    bob = client.get("/_/preview/diary", params={"email": "bob@example.com"}).text
+    assert "ann&#39;s day" in bob.split('id="preview-documents"')[1]  # an editor, no private
+    unknown = client.get("/_/preview/diary", params={"email": "cy@example.com"})
+    assert unknown.status_code == 400
+    assert "no user with email" in unknown.text
+    everything = served.request("GET", "/rest/diary", key=served.admin_key).json()
+    assert sorted(d["title"] for d in everything) == ["ann's day", "payday"]

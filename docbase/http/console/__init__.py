@@ -34,6 +34,7 @@ from docbase.http.console.guard import CsrfRefused, SignInRequired, locate
 from docbase.http.console.logs import LOG_HANDLERS
 from docbase.http.console.mail_settings import MAIL_HANDLERS
 from docbase.http.console.media import MEDIA_HANDLERS
+from docbase.http.console.preview import PREVIEW_HANDLERS
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.restore import RESTORE_HANDLERS
 from docbase.http.console.rows import ROW_HANDLERS
@@ -113,7 +114,7 @@ def console_router() -> Router:
         route_handlers=[overview, open_collection, *DOCUMENT_HANDLERS, *SIGNIN_HANDLERS,
                         *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS,
                         *DELIVERY_HANDLERS, *DATA_HANDLERS, *ROW_HANDLERS, *RESTORE_HANDLERS,
-                        *MAIL_HANDLERS, *LOG_HANDLERS,
+                        *MAIL_HANDLERS, *LOG_HANDLERS, *PREVIEW_HANDLERS,
                         console_events, asset, action_page,
                         unknown_page],
         exception_handlers=EXCEPTION_HANDLERS,
