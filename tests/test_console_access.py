@@ -164,3 +164,32 @@ def test_view_as_user_reads_through_the_users_rules_and_changes_nothing(
     assert "no user with email" in unknown.text
     everything = served.request("GET", "/rest/diary", key=served.admin_key).json()
     assert sorted(d["title"] for d in everything) == ["ann's day", "payday"]
+
+
+def test_the_lookup_search_finds_a_document_beyond_the_first_200_within_a_bound(
+        served: Served, console: tuple[httpx.Client, str]) -> None:
+    client, csrf = console
+    authors = served.request("POST", "/rest/authors", key=served.admin_key, json=[
+        {"name": f"author {n:03}"} for n in range(260)])
+    assert authors.status_code == 201, authors.text
+    ids = {d["name"]: d["_id"] for d in served.request(
+        "GET", "/rest/authors?max=1000", key=served.admin_key).json()}
+    applied = client.post("/_/schema/books", data={
+        "csrf": csrf, "mode": "schemaless", "apply": "1", "schema": (
+            '{"fields": [{"name": "title", "type": "text"}, '
+            '{"name": "author", "type": "lookup", "collection": "authors"}]}')})
+    assert "Applied." in applied.text, applied.text
+    form = client.get("/_/c/books/_new").text
+    assert 'data-pick="/_/pick/authors"' in form
+    assert "/_/static/pickers.js" in form
+    last = ids["author 259"]
+    assert last not in form  # not among the 200 the page offers
+    found = client.get("/_/pick/authors", params={"text": "AUTHOR 259"})
+    assert found.status_code == 200, found.text
+    assert found.headers["content-type"].startswith("application/json")
+    assert found.json() == [{"id": last, "label": "author 259"}]
+    assert [d["id"] for d in client.get("/_/pick/authors",
+                                        params={"text": last}).json()] == [last]
+    assert len(client.get("/_/pick/authors", params={"text": "author"}).json()) == 50
+    assert client.get("/_/pick/authors", params={"text": ""}).json() == []
+    assert client.get("/_/static/pickers.js").status_code == 200
