@@ -98,6 +98,7 @@ def test_rules_set_in_the_designer_are_stored_and_hold_over_rest(
         "csrf": csrf, "schema": FIELDS, "mode": "schemaless", "apply": "1",
         "access_read": "*"})
     assert "Applied." in off.text, off.text  # unticked: the rules are removed
+    assert "~ memos: access rules removed" in off.text
     assert "access" not in _meta(served, "memos")
 
 
