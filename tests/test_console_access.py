@@ -163,6 +163,9 @@ def test_view_as_user_reads_through_the_users_rules_and_changes_nothing(
     unknown = client.get("/_/preview/diary", params={"email": "cy@example.com"})
     assert unknown.status_code == 400
     assert "no user with email" in unknown.text
+    malformed = client.get("/_/preview/diary", params={"email": "not an email"})
+    assert malformed.status_code == 400
+    assert 'id="preview-error"' in malformed.text
     everything = served.request("GET", "/rest/diary", key=served.admin_key).json()
     assert sorted(d["title"] for d in everything) == ["ann's day", "payday"]
 

@@ -90,9 +90,16 @@ def test_rules_set_in_the_designer_hold_over_rest_and_a_bad_filter_is_shown(
         page.get_by_role("button", name="Apply").click()
         expect(page.locator("#access-where-read-error")).to_contain_text("$bogus")
         expect(where).to_have_attribute("aria-invalid", "true")
-        stored = server.api("GET", "/rest/notes/_meta").json()["access"]
-        assert stored == {"read": ["*"], "create": ["*"], "update": ["editor"],
-                          "private": True}
+        rules = {"read": ["*"], "create": ["*"], "update": ["editor"], "private": True}
+        assert server.api("GET", "/rest/notes/_meta").json()["access"] == rules
+
+        where.fill("")  # a change of the fields alone keeps the rules the page shows
+        page.get_by_label("Fields (JSON)").fill(
+            '{"fields": [{"name": "title", "type": "text"}, {"name": "body", "type": "text"}]}')
+        page.get_by_role("button", name="Apply").click()
+        expect(page.get_by_role("status").filter(has_text="Applied.")).to_be_visible()
+        meta = server.api("GET", "/rest/notes/_meta").json()
+        assert (len(meta["fields"]), meta["access"]) == (2, rules)
 
 
 def test_view_as_user_shows_only_the_rows_that_user_may_read(

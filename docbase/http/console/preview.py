@@ -40,7 +40,10 @@ NOTHING: dict[str, Any] = {"error": "", "refused": "", "roles": (), "hidden": ()
 async def _read(console: Console, target: Target, email: str,
                 params: dict[str, str]) -> dict[str, Any]:
     """The page's rows as the user ``email`` reads them, or why there are none."""
-    found = await find_user(console.database, email)
+    try:
+        found = await find_user(console.database, email)
+    except InvalidQuery as exc:  # not an email
+        return {**NOTHING, "error": exc.message}
     if found is None:
         return {**NOTHING, "error": f"no user with email {email!r}"}
     user = found[0]
