@@ -99,6 +99,8 @@ def test_rules_set_in_the_designer_are_stored_and_hold_over_rest(
         "access_read": "*"})
     assert "Applied." in off.text, off.text  # unticked: the rules are removed
     assert "~ memos: access rules removed" in off.text
+    assert 'id="rules-off"' in off.text  # the roles typed are said not to be applied
+    assert 'id="rules-off"' not in client.get("/_/schema/memos").text
     assert "access" not in _meta(served, "memos")
 
 

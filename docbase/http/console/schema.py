@@ -126,7 +126,8 @@ async def change_schema(request: HttpRequest, collection: FromPath[str]) -> Resp
         return await _page(console, name, text, mode, access,
                            error=f"not valid JSON: {exc}", status=400)
     except ValidationFailed as exc:
-        return await _page(console, name, text, mode, access, error=exc.message,
+        said = "; ".join(f"{f.field}: {', '.join(f.message)}" for f in exc.fields)
+        return await _page(console, name, text, mode, access, error=f"{exc.message}: {said}",
                            problems=list(exc.fields), status=422)
     except ConfigurationError as exc:
         return await _page(console, name, text, mode, access, error=exc.message, status=422)

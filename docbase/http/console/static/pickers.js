@@ -1,5 +1,5 @@
 // docbase console: the lookup picker's search. A lookup field's first 200 documents
-// come with the page; its "Find in ..." box asks the server (GET /_/pick/<collection>
+// come with the page; its "Find a document to pick" box asks the server (GET /_/pick/<collection>
 // ?text=...) for the documents holding the text typed, and lists them as buttons
 // (their label and id as text, never as HTML). A click adds the id to the field.
 "use strict";
