@@ -254,3 +254,18 @@ async def test_indexed_fields_get_a_store_index(tmp_path: Any) -> None:
             {"name": "code", "type": "text", "index": True}, {"name": "n", "type": "number"}]}))
         assert _uses_index(await store.explain("people", Eq(("code",), "c7")), "sqlite")
         assert not _uses_index(await store.explain("people", Eq(("n",), 7)), "sqlite")
+
+
+async def test_a_schema_put_without_access_leaves_no_rules_behind(stores: Any) -> None:
+    """``put`` replaces the schema, its rules too (they once stayed, set key by key)."""
+    async with Database(*stores, name="main") as database:
+        fields = {"fields": [{"name": "title", "type": "text"}]}
+        await database.schemas.put(parse_schema("memos", {**fields, "access": {
+            "read": ["*"], "private": True}}))
+        stored = await database.schemas.get("memos")
+        assert stored is not None
+        assert stored.access is not None
+        await database.schemas.put(parse_schema("memos", fields))
+        again = await database.schemas.get("memos")
+        assert again is not None
+        assert again.access is None

@@ -123,10 +123,28 @@ async def issue_login_token(db: SettledSystemData, user: User) -> str:
     settings = await db.settings.load()
     now = int(time.time())
     lifetime = parse_duration(settings.auth.login.lifetime, "auth.login.lifetime")
-    claims = {"iss": OWN_ISSUER, "aud": own_audience(db.name), "sub": user.id,
-              "email": user.email, "iat": now, "exp": now + lifetime,
-              "jti": secrets.token_urlsafe(18), "epoch": user.epoch}
+    claims = {**_lasting_claims(db.name, user), "iat": now, "exp": now + lifetime,
+              "jti": secrets.token_urlsafe(18)}
     return jwt.encode(claims, await login_secret(db), algorithm="HS256")
+
+
+def _lasting_claims(database: str, user: User) -> dict[str, Any]:
+    """The claims of every login token of ``user``, whenever it was made."""
+    return {"iss": OWN_ISSUER, "aud": own_audience(database), "sub": user.id,
+            "email": user.email, "epoch": user.epoch}
+
+
+def login_principal(database: str, user: User, settings: DatabaseSettings) -> Principal:
+    """The principal a login token of ``user`` stands for now, without making a token.
+
+    The same :meth:`Bearer.principal` as a request with the token: the user's stored
+    roles, the ``auth.users`` scope, and the token's claims for ``$user.<claim>`` (all
+    but the time-bound ``iat``, ``exp`` and ``jti``). The console's "view as user"
+    preview reads with it.
+    """
+    claims = _lasting_claims(database, user)
+    return Bearer(email=user.email, token_id="", expires=0.0, own=True, claims=claims,
+                  user=user).principal(settings)
 
 
 def _verify(token: str, key: Any, algorithms: list[str], *, issuer: str | None,

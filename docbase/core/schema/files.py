@@ -134,7 +134,8 @@ def plan(current: dict[str, CollectionSchema], current_mode: str,
         if new is None:
             changes.append(Change("-", name, "schema removed (its documents stay)", True))
         elif old is None:
-            changes.append(Change("+", name, f"{len(new.fields)} field(s)"))
+            rules = ", access rules" if new.access is not None else ""
+            changes.append(Change("+", name, f"{len(new.fields)} field(s){rules}"))
         else:
             changes.extend(_field_changes(name, old, new))
     return changes
@@ -158,7 +159,8 @@ def _field_changes(name: str, old: CollectionSchema, new: CollectionSchema) -> l
     if not changes and [f.name for f in old.fields] != [f.name for f in new.fields]:
         changes.append(Change("~", name, "field order"))
     if old.access != new.access:
-        changes.append(Change("~", name, "access rules"))
+        what = "added" if old.access is None else "removed" if new.access is None else "changed"
+        changes.append(Change("~", name, f"access rules {what}"))
     return changes
 
 

@@ -25,7 +25,7 @@ from docbase.core.schema.model import CollectionSchema
 from docbase.core.schema.uniqueness import UniqueClaims
 from docbase.core.settings.store import SettingsStore
 from docbase.core.settings.stored import SchemaMode
-from docbase.core.update import SetOp, Update
+from docbase.core.update import SetOp, UnsetOp, Update
 
 if TYPE_CHECKING:
     from docbase.core.ports import DocumentStore
@@ -99,7 +99,9 @@ class SchemaRegistry:
 
     async def _write(self, schema: CollectionSchema) -> None:
         stored = schema.to_json()
-        update = Update(tuple(SetOp((key,), value) for key, value in stored.items()))
+        # a schema without rules leaves none behind: the update replaces, key by key
+        gone = (UnsetOp(("access",)),) if schema.access is None else ()
+        update = Update((*(SetOp((key,), value) for key, value in stored.items()), *gone))
         try:
             await self.store.update(SCHEMAS_COLLECTION, schema_id(schema.name), update,
                                     stamp={})

@@ -34,6 +34,8 @@ from docbase.http.console.guard import CsrfRefused, SignInRequired, locate
 from docbase.http.console.logs import LOG_HANDLERS
 from docbase.http.console.mail_settings import MAIL_HANDLERS
 from docbase.http.console.media import MEDIA_HANDLERS
+from docbase.http.console.pickers import PICKER_HANDLERS
+from docbase.http.console.preview import PREVIEW_HANDLERS
 from docbase.http.console.rendering import CONSOLE_HEADERS, render
 from docbase.http.console.restore import RESTORE_HANDLERS
 from docbase.http.console.rows import ROW_HANDLERS
@@ -115,6 +117,7 @@ def console_router() -> Router:
                         *ADMIN_HANDLERS, *SCHEMA_HANDLERS, *MEDIA_HANDLERS,
                         *DELIVERY_HANDLERS, *DATA_HANDLERS, *ROW_HANDLERS, *RESTORE_HANDLERS,
                         *MAIL_HANDLERS, *LOG_HANDLERS, *SETTINGS_HANDLERS,
+                        *PREVIEW_HANDLERS, *PICKER_HANDLERS,
                         console_events, asset, action_page,
                         unknown_page],
         exception_handlers=EXCEPTION_HANDLERS,

@@ -21,7 +21,7 @@ from docbase.http.console.guard import HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import CONSOLE_HEADERS
 
 ASSETS = {"console.css": "text/css", "console.js": "text/javascript",
-          "favicon.svg": "image/svg+xml"}
+          "pickers.js": "text/javascript", "favicon.svg": "image/svg+xml"}
 """The static files and their media types (``text/`` ones get ``; charset=utf-8``)."""
 
 

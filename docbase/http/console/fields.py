@@ -124,12 +124,14 @@ def inputs(specs: list[FieldSpec], values: dict[str, str],
            choices: dict[str, list[tuple[str, str]]] | None = None) -> list[dict[str, Any]]:
     """What the template needs of each input: name, type, value, its messages.
 
-    ``choices``: the ``(id, label)`` a lookup or media field offers (:mod:`pickers`).
+    ``choices``: the ``(id, label)`` a lookup or media field offers (:mod:`pickers`);
+    ``target``: the collection a lookup field's search box searches.
     """
     return [{"index": i, "name": s.name, "type": str(s.type), "value": values.get(s.name, ""),
              "html_type": html_type(s, values.get(s.name, "")),
              "mode": INPUT_MODES.get(s.type, "text"),
              "choices": (choices or {}).get(s.name, []),
+             "target": s.collection if s.type == FieldType.LOOKUP else None,
              "required": s.required, "options": list(s.options or ()),
              "messages": [m for e in errors if e.field.split(".")[0] == s.name
                           for m in e.message]}
