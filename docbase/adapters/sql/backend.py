@@ -15,6 +15,7 @@ What each connection is set up with, and the bounds of its waits, are in
 from __future__ import annotations
 
 import contextlib
+import importlib
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextvars import ContextVar
@@ -29,18 +30,12 @@ from docbase.adapters.sql.executor_port import Executor
 from docbase.adapters.sql.executors import executor_for
 from docbase.adapters.sql.held import Held, inner_block
 from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
-from docbase.adapters.sql.sqlite_dialect import SqliteDialect
 from docbase.adapters.sql.table_numbers import TableNumbers
 from docbase.core.errors import ConfigurationError
-from docbase.core.plugins import lazy_module
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
-
-    from docbase.adapters.sql import postgresql_dialect
-else:  # imported for a PostgreSQL store only: SQLAlchemy's dialect is ~2 MiB per process
-    postgresql_dialect = lazy_module("docbase.adapters.sql.postgresql_dialect")
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
@@ -53,18 +48,25 @@ _holding: ContextVar[tuple[SqlBackend, Held] | None] = ContextVar("docbase_sql_t
                                                                    default=None)
 
 
+ENGINES = {"sqlite": "docbase.adapters.sql.sqlite.engine:SqliteEngine",
+           "postgresql": "docbase.adapters.sql.postgresql.engine:PostgresEngine"}
+"""Each database's engine object, by SQLAlchemy's name of it: the one place naming the
+engine packages, imported on first use (a SQLite store never loads PostgreSQL's)."""
+
+
 def dialect_for(name: str) -> Dialect:
-    """Return the :class:`Dialect` for an SQLAlchemy dialect name.
+    """Return a new engine object (a :class:`Dialect`) for an SQLAlchemy dialect name.
 
     Raises:
         ConfigurationError: the adapter does not support that database.
 
     """
-    if name == "sqlite":
-        return SqliteDialect()
-    if name == "postgresql":
-        return postgresql_dialect.PostgresDialect()
-    raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
+    where = ENGINES.get(name)
+    if where is None:
+        raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
+    module, _, name = where.partition(":")
+    engine: Dialect = getattr(importlib.import_module(module), name)()
+    return engine
 
 
 class SqlBackend:
@@ -211,7 +213,7 @@ class SqlBackend:
         return UNANSWERED if number is None else self.executor.body_now(number, document_id)
 
     async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`).
+        """As :meth:`read_body_now`, or by the engine's point reader (PostgreSQL: asyncpg).
 
         A collection whose number is not cached is looked up the short way too, where the
         executor has one; one without a table answers ``[]`` (no such document).

@@ -7,7 +7,7 @@ An update of one document on SQLite is one write of the writer that reads, appli
 writes the row under the write lock (:mod:`.driver_updates`). On PostgreSQL it reads
 the document with a prepared point read, applies ``docbase.core.update.apply_update``
 and writes the result with one prepared statement in autocommit that compares the
-version it read (``UPDATE ... WHERE id = $1 AND version = $8``, :mod:`.pg_inserts`).
+version it read (``UPDATE ... WHERE id = $1 AND version = $8``, its engine's inserter).
 When another writer changed the document in between, no row matches and the update
 starts again from the newer version (an expected version then no longer matches:
 ``VersionMismatch``); after :data:`_SWAP_ATTEMPTS`, or without asyncpg, it reads the row
@@ -23,7 +23,7 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 
-from docbase.adapters.sql import indexes, pg_inserts
+from docbase.adapters.sql import indexes
 from docbase.adapters.sql.auto_indexes import AutoIndexer
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
@@ -76,7 +76,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         self._signal = (PostgresChangeSignal(self.backend)
                         if self.dialect.traits.notifies_changes else None)
         # one-document inserts in one round trip on PostgreSQL (see its module)
-        self._inserter = pg_inserts.inserter_for(
+        self._inserter = self.dialect.inserter(
             engine, self.backend.short_way_number, self.backend.forget,
             held=(self.backend.held, self.backend.cached_number))
         self._driver_updates = (DriverUpdates(self.backend, self._row)
