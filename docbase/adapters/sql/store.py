@@ -24,10 +24,11 @@ from docbase.adapters.sql.auto_indexes import AutoIndexer
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.dialects import Row
-from docbase.adapters.sql.held_back import held_back_insert, hold_back_table
+from docbase.adapters.sql.held_back import hold_back_table
 from docbase.adapters.sql.item_indexes import ensure_indexed, ensure_items
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
+from docbase.adapters.sql.row_inserts import insert_way
 from docbase.adapters.sql.row_updates import update_way
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
@@ -40,8 +41,6 @@ from docbase.core.settings import AutoIndexing
 from docbase.core.update import Update
 from docbase.core.versioning import check_version, versioned_id
 
-_BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
-_SHORT_ROWS = 64  # an insert of at most this many rows is a short work (.held)
 _encode = msgspec.json.Encoder().encode
 
 
@@ -74,6 +73,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         self._inserter = self.dialect.inserter(
             engine, self.backend.short_way_number, self.backend.forget,
             held=(self.backend.held, self.backend.cached_number))
+        self._insert_rows = insert_way(self.backend, self._inserter)
         # self.current looked up at each call: tests stand in for it (a racing writer)
         self._update_row = update_way(
             self.backend, self._inserter,
@@ -124,20 +124,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             return
         rows = [self._row(document) for document in documents]
         held_back_into = await hold_back_table(self.backend, collection) if new_ids else None
-        if self._inserter is not None:
-            if await self._inserter.insert(collection, rows, held_back_into=held_back_into):
-                return
-        elif held_back_into is not None:
-            held_back_insert(self.backend, held_back_into, rows)
-            return
-
-        def work(conn: sa.Connection) -> None:
-            table = self.backend.table(conn, collection, create=True)
-            assert table is not None
-            for start in range(0, len(rows), _BATCH):
-                self.dialect.insert(conn, table, rows[start:start + _BATCH])
-
-        await self.backend.run(work, write=True, short=len(rows) <= _SHORT_ROWS)
+        await self._insert_rows(collection, rows, held_back_into)
 
     async def update(
         self,
