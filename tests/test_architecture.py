@@ -63,6 +63,64 @@ def test_adapters_import_neither_http_nor_other_adapters(folder: str) -> None:
             assert name.split(".")[0] != "litestar", f"{path} imports {name}"
 
 
+SQL = PACKAGE / "adapters" / "sql"
+ENGINE_PACKAGES = ("docbase.adapters.sql.sqlite", "docbase.adapters.sql.postgresql")
+ENGINE_PREFIXES = ("pg_", "sqlite_", "postgresql_")
+"""How engine modules were named before they had packages (none may come back)."""
+ENGINE_REGISTRY = "backend.py"
+"""The one generic SQL module that names the engine packages: ``backend.ENGINES``, strings
+imported on first use by ``dialect_for``."""
+
+
+def _engine_references(path: Path) -> list[tuple[str, str]]:
+    """What ``path`` imports of an engine package, or names of one in a string.
+
+    Every ``import`` counts, at the top or inside a function, and ``from
+    docbase.adapters.sql import sqlite`` too; a string naming an engine module counts
+    (``lazy_module``, ``importlib``), so a lazy import cannot slip past.
+    """
+    found: list[tuple[str, str]] = []
+    for node in ast.walk(ast.parse(path.read_text())):
+        how = "import"
+        if isinstance(node, ast.Import):
+            names = [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [node.module] + [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):  # relative: from .sqlite import x
+            names = [f"docbase.adapters.sql.{node.module or ''}".rstrip(".")] + [
+                f"docbase.adapters.sql.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            names, how = [node.value.partition(":")[0]], "string"
+        else:
+            continue
+        found += [(how, name) for name in names if _names_engine_module(name)]
+    return found
+
+
+def _names_engine_module(name: str) -> bool:
+    if any(name == p or name.startswith(p + ".") for p in ENGINE_PACKAGES):
+        return True
+    inside, _, module = name.partition("docbase.adapters.sql.")
+    return inside == "" and module.startswith(ENGINE_PREFIXES)
+
+
+@pytest.mark.parametrize("path", [p for p in sorted(SQL.glob("*.py"))
+                                  if not p.name.startswith(ENGINE_PREFIXES)],
+                         ids=lambda p: p.name)
+def test_generic_sql_modules_reach_engines_only_through_the_engine_object(path: Path) -> None:
+    """docs/sql-adapter.md ("Engine packages"): a generic module asks the engine object."""
+    references = _engine_references(path)
+    if path.name == ENGINE_REGISTRY:  # names the engine objects, imports none
+        references = [(how, name) for how, name in references if how == "import"]
+    assert references == [], f"{path.name} reaches into an engine package: {references}"
+
+
+def test_engine_modules_live_in_their_packages() -> None:
+    stray = sorted(p.name for p in SQL.glob("*.py")
+                   if p.name.startswith(ENGINE_PREFIXES))
+    assert stray == [], f"move these into adapters/sql/sqlite/ or adapters/sql/postgresql/: {stray}"
+
+
 # The floors of docs/architecture.md ("Floors"): a core module imports only modules of
 # its own floor or a lower one, and no module imports one that (through others) imports
 # it back. Imports under ``TYPE_CHECKING`` count: an annotation is a dependency too.

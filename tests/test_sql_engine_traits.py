@@ -285,7 +285,7 @@ async def test_updates_on_driver(store: SqlDocumentStore) -> None:
     assert swapped == traits_of(store).updates_on_driver
     if swapped:  # and only from the version read
         assert await store.backend.run(swap, write=True) == 0
-    else:  # the update has its other road (pg_inserts)
+    else:  # the update has its other road (postgresql/inserts.py)
         assert store._inserter is not None
 
 

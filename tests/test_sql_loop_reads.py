@@ -46,7 +46,7 @@ async def test_get_by_id_is_answered_on_the_loop_thread(
 
 
 async def test_unknown_collection_goes_the_usual_way(store: SqlDocumentStore) -> None:
-    assert store.backend.read_body_now("nothing", numbered(1)["_id"]) is None
+    assert store.plain.body_now("nothing", numbered(1)["_id"]) is None
     with pytest.raises(NotFound):
         await store.get("nothing", numbered(1)["_id"])
 
@@ -103,7 +103,7 @@ async def test_a_lookup_that_would_wait_goes_to_a_worker_thread(
     assert isinstance(executor, SqliteFileExecutor)
     reader = executor.loop_reader
     monkeypatch.setattr(reader, "_connection", _Busy())
-    assert store.backend.read_body_now("items", numbered(1)["_id"]) is None
+    assert store.plain.body_now("items", numbered(1)["_id"]) is None
     assert (await store.get("items", numbered(1)["_id"]))["n"] == 1
 
 
@@ -112,11 +112,11 @@ async def test_another_thread_reads_the_usual_way(store: SqlDocumentStore) -> No
     await store.get("items", numbered(1)["_id"])
     answers: list[Any] = []
     thread = threading.Thread(
-        target=lambda: answers.append(store.backend.read_body_now("items", numbered(1)["_id"])))
+        target=lambda: answers.append(store.plain.body_now("items", numbered(1)["_id"])))
     thread.start()
     thread.join()
     assert answers == [None]
-    assert store.backend.read_body_now("items", numbered(1)["_id"]) is not None
+    assert store.plain.body_now("items", numbered(1)["_id"]) is not None
 
 
 async def test_first_pages_of_a_list_are_read_on_the_loop_thread(

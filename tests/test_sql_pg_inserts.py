@@ -9,7 +9,7 @@ import pytest
 import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore
-from docbase.adapters.sql.pg_connections import CONNECTIONS
+from docbase.adapters.sql.postgresql.connections import CONNECTIONS
 from docbase.core.errors import BackendError, Conflict, NotFound, VersionMismatch
 from docbase.core.query import MATCH_ALL, Eq, Query
 from docbase.core.update import parse_update

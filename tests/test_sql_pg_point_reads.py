@@ -10,7 +10,7 @@ import pytest
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.adapters.sql.executors import AsyncEngineExecutor
-from docbase.adapters.sql.pg_connections import CONNECTIONS
+from docbase.adapters.sql.postgresql.connections import CONNECTIONS
 from docbase.core.errors import NotFound
 from docbase.core.query import MATCH_ALL, Eq, Gt, Query
 from tests.backends import numbered, postgresql_schema, refuse_usual_path, sql_backend

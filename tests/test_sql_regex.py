@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 from sqlalchemy.ext.asyncio import AsyncEngine
 
 from docbase.adapters.sql import create_engine
-from docbase.adapters.sql.pg_regex import translate
+from docbase.adapters.sql.postgresql.regex import translate
 from docbase.core.errors import InvalidQuery
 from docbase.core.query import parse_filter
 from docbase.core.query.regex import regex_flags

@@ -15,6 +15,7 @@ What each connection is set up with, and the bounds of its waits, are in
 from __future__ import annotations
 
 import contextlib
+import importlib
 import weakref
 from collections.abc import AsyncIterator, Callable, Mapping
 from contextvars import ContextVar
@@ -28,19 +29,13 @@ from docbase.adapters.sql.errors import MissingTable, translate_errors
 from docbase.adapters.sql.executor_port import Executor
 from docbase.adapters.sql.executors import executor_for
 from docbase.adapters.sql.held import Held, inner_block
-from docbase.adapters.sql.loop_reads import NO_TABLE, UNANSWERED
-from docbase.adapters.sql.sqlite_dialect import SqliteDialect
+from docbase.adapters.sql.loop_reads import NO_TABLE
 from docbase.adapters.sql.table_numbers import TableNumbers
 from docbase.core.errors import ConfigurationError
-from docbase.core.plugins import lazy_module
 from docbase.core.settings.limits import DEFAULT_QUERY_TIMEOUT
 
 if TYPE_CHECKING:
     from sqlalchemy.ext.asyncio import AsyncEngine
-
-    from docbase.adapters.sql import postgresql_dialect
-else:  # imported for a PostgreSQL store only: SQLAlchemy's dialect is ~2 MiB per process
-    postgresql_dialect = lazy_module("docbase.adapters.sql.postgresql_dialect")
 
 T = TypeVar("T")
 Work = Callable[[sa.Connection], T]
@@ -53,18 +48,25 @@ _holding: ContextVar[tuple[SqlBackend, Held] | None] = ContextVar("docbase_sql_t
                                                                    default=None)
 
 
+ENGINES = {"sqlite": "docbase.adapters.sql.sqlite.engine:SqliteEngine",
+           "postgresql": "docbase.adapters.sql.postgresql.engine:PostgresEngine"}
+"""Each database's engine object, by SQLAlchemy's name of it: the one place naming the
+engine packages, imported on first use (a SQLite store never loads PostgreSQL's)."""
+
+
 def dialect_for(name: str) -> Dialect:
-    """Return the :class:`Dialect` for an SQLAlchemy dialect name.
+    """Return a new engine object (a :class:`Dialect`) for an SQLAlchemy dialect name.
 
     Raises:
         ConfigurationError: the adapter does not support that database.
 
     """
-    if name == "sqlite":
-        return SqliteDialect()
-    if name == "postgresql":
-        return postgresql_dialect.PostgresDialect()
-    raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
+    where = ENGINES.get(name)
+    if where is None:
+        raise ConfigurationError(f"the SQL adapter does not support the {name!r} database")
+    module, _, name = where.partition(":")
+    engine: Dialect = getattr(importlib.import_module(module), name)()
+    return engine
 
 
 class SqlBackend:
@@ -170,29 +172,6 @@ class SqlBackend:
         """
         return self.executor.scalars(conn, statement, params)
 
-    def scalars_now(self, collection: str, statement: Callable[[int], sa.Select[Any]],
-                    params: Mapping[str, Any] | None = None) -> list[Any] | None:
-        """As :meth:`scalars`, on this thread (:mod:`.loop_reads`); ``None``: not here.
-
-        For reads bounded by their page (``loop_reads.PAGE_ROWS``), never for scans.
-        """
-        number = self.short_way_number(collection)
-        if number is None:
-            return UNANSWERED
-        return self.executor.scalars_now(number, statement(number), params)
-
-    async def scalars_soon(self, collection: str, statement: Callable[[int], sa.Select[Any]],
-                           params: Mapping[str, Any] | None = None) -> list[Any] | None:
-        """As :meth:`scalars`, on PostgreSQL through asyncpg; ``None``: ask the usual way.
-
-        For statements that need nothing else of the connection (no index look-up).
-        """
-        number = self.short_way_number(collection)
-        if number is None:
-            return UNANSWERED
-        return await self.executor.scalars_soon(statement(number), params,
-                                                lambda: self.forget(collection))
-
     def cached_number(self, collection: str) -> int | None:
         """The table number of ``collection`` if this process knows it (no query)."""
         return self._tables.get(collection) if self._ready else None
@@ -201,34 +180,20 @@ class SqlBackend:
         """As :meth:`cached_number`, but ``None`` inside a transaction (no short ways)."""
         return None if self.held() is not None else self.cached_number(collection)
 
-    def read_body_now(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """Look ``document_id`` up on this thread (SQLite files; see :mod:`.loop_reads`).
+    def committed_number(self, collection: str) -> int | None:
+        """As :meth:`short_way_number`, else asked of the executor's short way.
 
-        Its body row (``[]``: none), or ``None``: ask the usual way (not a SQLite file,
-        collection number not cached, SQLite cannot answer at once).
-        """
-        number = self.short_way_number(collection)
-        return UNANSWERED if number is None else self.executor.body_now(number, document_id)
-
-    async def read_body_soon(self, collection: str, document_id: str) -> list[tuple[str]] | None:
-        """As :meth:`read_body_now`, or on PostgreSQL through asyncpg (:mod:`.pg_point_reads`).
-
-        A collection whose number is not cached is looked up the short way too, where the
-        executor has one; one without a table answers ``[]`` (no such document).
+        ``loop_reads.NO_TABLE``: the collection has no table; ``None``: ask the usual
+        way (inside a transaction, before the layout check, or no short way now).
         """
         if self.held() is not None:
-            return UNANSWERED
+            return None
         number = self.cached_number(collection)
-        if number is None:
-            if not self._ready:
-                return UNANSWERED
+        if number is None and self._ready:
             number = self.executor.number_now(collection)
-            if number is None:
-                return UNANSWERED
-            if number == NO_TABLE:
-                return []
-            self._tables.found_committed(collection, number)
-        return await self.executor.body_soon(number, document_id)
+            if number is not None and number != NO_TABLE:
+                self._tables.found_committed(collection, number)
+        return number
 
     async def _run(self, work: Work[T], *, write: bool) -> T:
         with translate_errors():

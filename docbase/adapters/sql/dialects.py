@@ -3,8 +3,9 @@
 The store and the query compiler are written once against :class:`Dialect`; each
 database declares its storage types and capabilities and answers the few questions
 whose SQL differs (how to walk a path through arrays, list array elements, write an
-order key as a literal, search text, insert many rows). The answers live in
-:mod:`.sqlite_dialect` and :mod:`.postgresql_dialect`, one small class each.
+order key as a literal, search text, insert many rows). The answers live in the engine
+packages (``sqlite/dialect.py``, ``postgresql/dialect.py``), one small class each; the
+engine object of each package extends it with its operations (:mod:`.engine_operations`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from typing import Any, Literal
 
 import sqlalchemy as sa
 
+from docbase.adapters.sql.engine_operations import EngineOperations
 from docbase.adapters.sql.engines import EngineTraits
 from docbase.adapters.sql.order_keys import RANKS
 from docbase.adapters.sql.values import Condition, Expr, JsonValue
@@ -50,8 +52,8 @@ RowKind = Literal["values", "reached", "items"]
 
 
 
-class Dialect(abc.ABC):
-    """The SQL that differs per database; one instance per engine."""
+class Dialect(EngineOperations):
+    """The SQL that differs per database; one instance per engine (the engine object)."""
 
     name: str
     traits: EngineTraits

@@ -4,9 +4,10 @@ The SQL each database spells differently is the :class:`~.dialects.Dialect`'s; t
 rest of what differs (which INSERT has ``ON CONFLICT``, how a plan is asked for, whether
 indexes need statistics, which columns and functions the layout has, how writers and
 readers share the database) is one frozen :class:`EngineTraits` per database kind,
-reached as ``dialect.traits``. The dialect is picked once from the engine
-(``backend.dialect_for``), so nothing else asks which database it runs on, and
-``tests/test_sql_engine_traits.py`` checks every declared trait against each database.
+reached as ``dialect.traits`` and declared in each engine package (``sqlite/engine.py``,
+``postgresql/engine.py``). The engine object is picked once (``backend.dialect_for``), so
+nothing else asks which database it runs on, and ``tests/test_sql_engine_traits.py``
+checks every declared trait against each database.
 """
 
 from __future__ import annotations
@@ -16,9 +17,6 @@ from dataclasses import dataclass
 from typing import Any
 
 import sqlalchemy as sa
-from sqlalchemy.dialects import sqlite
-
-from docbase.adapters.sql.connection_settings import prepare_postgresql, prepare_sqlite
 
 
 @dataclass(frozen=True)
@@ -29,8 +27,6 @@ class EngineTraits:
     """SQLAlchemy's name of the database (``engine.dialect.name``)."""
     upsert: Callable[[sa.Table], Any]
     """The ``INSERT`` construct of a table that has ``on_conflict_do_update/_nothing``."""
-    prepare: Callable[[sa.Engine, bool], None]
-    """Set up each new connection of a synchronous engine (``in_memory``: SQLite's ``:memory:``)."""
     explain_prefix: str
     """What turns a ``SELECT`` into the request for its plan, one step per row."""
     explain_sees_stale_schema: bool
@@ -49,7 +45,7 @@ class EngineTraits:
     """Collection tables have the ``doc jsonb`` column generated from ``body``."""
     server_functions: bool
     """docbase's SQL functions live in the database, installed by the migrations
-    (PostgreSQL, :mod:`.pg_functions`), rather than on each connection (SQLite)."""
+    (PostgreSQL, ``postgresql/functions.py``), rather than on each connection (SQLite)."""
     migration_lock: str | None
     """The statement that serialises concurrent migrations inside their transaction
     (``None``: the write transaction alone does, SQLite's ``BEGIN IMMEDIATE``)."""
@@ -67,38 +63,4 @@ class EngineTraits:
     updates_on_driver: bool
     """An update of one document is one write of the writer that reads and writes its
     row in plain SQL on the driver's connection (``?`` parameters, :mod:`.driver_updates`);
-    PostgreSQL's compares and swaps on asyncpg (:mod:`.pg_inserts`)."""
-
-
-def _postgresql_insert(table: Any) -> Any:
-    # SQLAlchemy's PostgreSQL dialect (~2 MiB) is imported by PostgreSQL stores only
-    from sqlalchemy.dialects import postgresql  # noqa: PLC0415
-
-    return postgresql.insert(table)
-
-
-def _prepare_postgresql(engine: sa.Engine, in_memory: bool) -> None:
-    prepare_postgresql(engine)
-
-
-def _prepare_sqlite(engine: sa.Engine, in_memory: bool) -> None:
-    prepare_sqlite(engine, in_memory=in_memory)
-
-
-SQLITE = EngineTraits(
-    name="sqlite", upsert=sqlite.insert, prepare=_prepare_sqlite,
-    explain_prefix="EXPLAIN QUERY PLAN ", explain_sees_stale_schema=True,
-    analyze_after_index=False, orders_after_equality=False, id_collation=None,
-    generated_jsonb=False,
-    server_functions=False, migration_lock=None, notifies_changes=False,
-    supports_row_locks=False, unique_index_serves_queries=True, one_writer=True,
-    rows_on_driver=True, updates_on_driver=True)
-
-POSTGRESQL = EngineTraits(
-    name="postgresql", upsert=_postgresql_insert, prepare=_prepare_postgresql,
-    explain_prefix="EXPLAIN ", explain_sees_stale_schema=False,
-    analyze_after_index=True, orders_after_equality=True, id_collation="C", generated_jsonb=True,
-    server_functions=True,
-    migration_lock="SELECT pg_advisory_xact_lock(hashtext(current_schema() || '.docbase_layout'))",
-    notifies_changes=True, supports_row_locks=True, unique_index_serves_queries=False,
-    one_writer=False, rows_on_driver=False, updates_on_driver=False)
+    PostgreSQL's compares and swaps on asyncpg (``postgresql/inserts.py``)."""

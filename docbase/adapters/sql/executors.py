@@ -8,9 +8,10 @@ else asks what the engine is:
 - :class:`AsyncEngineExecutor`, an :class:`~sqlalchemy.ext.asyncio.AsyncEngine`
   (PostgreSQL with asyncpg, or any engine a caller hands in): the work runs on its
   synchronous facade in one greenlet (checkout, work and return together, as
-  ``AsyncConnection.run_sync`` runs the work alone); PostgreSQL point reads and lists
-  without filter or sort go straight through asyncpg (:mod:`.pg_point_reads`), their
-  statements compiled once (:class:`~.driver_rows.DriverStatements`).
+  ``AsyncConnection.run_sync`` runs the work alone); point reads and lists without
+  filter or sort go by the engine object's point reader where it has one (PostgreSQL:
+  straight through asyncpg), their statements compiled once
+  (:class:`~.driver_rows.DriverStatements`).
 - :class:`ThreadExecutor`, a synchronous :class:`~sqlalchemy.Engine` (what
   ``from_url`` builds for SQLite): the work runs in a worker thread (one hop per
   operation, not per statement); rows are read on the driver (:mod:`.driver_rows`).
@@ -33,7 +34,6 @@ import sqlalchemy as sa
 from sqlalchemy.pool import StaticPool
 from sqlalchemy.util import greenlet_spawn
 
-from docbase.adapters.sql import pg_point_reads
 from docbase.adapters.sql.connection_settings import (
     begin_locked,
     begin_write,
@@ -42,11 +42,11 @@ from docbase.adapters.sql.connection_settings import (
 )
 from docbase.adapters.sql.dialects import Dialect
 from docbase.adapters.sql.driver_rows import DriverStatements
+from docbase.adapters.sql.engine_operations import PointReader
 from docbase.adapters.sql.executor_port import Executor, Params, Rows, T, Work
 from docbase.adapters.sql.group_commit import GroupCommitWriter, take_write_lock
 from docbase.adapters.sql.held import AsyncHeld, Held
 from docbase.adapters.sql.loop_reads import UNANSWERED, LoopReader
-from docbase.adapters.sql.pg_point_reads import PgPointReader
 from docbase.adapters.sql.thread_transactions import ThreadTransactions
 from docbase.core.query.deadline import within
 
@@ -124,7 +124,7 @@ class AsyncEngineExecutor(_Bounds):
                  savepoint_rolled_back: Callable[[sa.Connection], None]) -> None:
         super().__init__(dialect, query_timeout, engine, savepoint_rolled_back)
         self.engine = engine
-        self.points: PgPointReader | None = pg_point_reads.reader_for(engine)
+        self.points: PointReader | None = dialect.point_reader(engine)
         self._statements = DriverStatements(engine.sync_engine)
 
     async def run(self, work: Work[T], *, write: bool) -> T:
@@ -285,7 +285,7 @@ def executor_for(engine: AsyncEngine | sa.Engine, dialect: Dialect, *,
     sync_engine = _sync(engine)
     in_memory = isinstance(sync_engine.pool, StaticPool)
     traits = dialect.traits
-    traits.prepare(sync_engine, in_memory)
+    dialect.prepare(sync_engine, in_memory=in_memory)
     if not isinstance(engine, sa.Engine):
         return AsyncEngineExecutor(engine, dialect, query_timeout, savepoint_rolled_back)
     path = engine.url.database

@@ -22,7 +22,7 @@ the statement (two hand-overs of the GIL, an executor future, waking the loop up
 a batch runs one work per request. Scans and deletes by query keep to the thread.
 
 The rows of an insert whose ids are new (``insert(..., new_ids=True)``, the pipeline's
-creates) are *held back* (:mod:`.held_back`, by :mod:`.pg_inserts` on
+creates) are *held back* (:mod:`.held_back`, by :mod:`.postgresql.inserts` on
 PostgreSQL, by the store on SQLite) and written together, one statement per table,
 right before anything else runs on the connection and before the commit: a batch of
 creates costs a round trip (PostgreSQL) or a savepoint and a statement (SQLite) per
@@ -96,7 +96,7 @@ class Held(Protocol):
     it runs its work the usual way."""
     direct: Any
     """The asyncpg connection under the transaction (PostgreSQL), else ``None``: the
-    short writes of :mod:`.pg_inserts` run on it, in the transaction."""
+    short writes of :mod:`.postgresql.inserts` run on it, in the transaction."""
     free_of_unique: dict[int, bool]
     """Tables known, in this transaction, to have no unique index (:mod:`.held_back`)."""
 

@@ -10,7 +10,7 @@ per request (PostgreSQL: a round trip each). Should writing them fail all the sa
 the transaction is marked broken and refuses to commit, so nothing of it is stored.
 
 PostgreSQL's inserter holds its rows back on the asyncpg connection of the transaction
-(:mod:`.pg_inserts`); :func:`held_back_insert` does it for the other engines (SQLite).
+(:mod:`.postgresql.inserts`); :func:`held_back_insert` does it for the other engines (SQLite).
 """
 
 from __future__ import annotations

@@ -9,9 +9,9 @@ matches, and the second one (the path's fanout, then each document's reached val
 walked) read the whole collection. An item index lists, per document, every scalar the
 path reaches, so that the equality seeks to its documents:
 
-- SQLite: rows of a side table kept by triggers (:mod:`.sqlite_items`), the equality an
+- SQLite: rows of a side table kept by triggers (:mod:`.sqlite.items`), the equality an
   ``id IN (SELECT id FROM c_<n>_items WHERE path = <i> AND key = ?)``;
-- PostgreSQL: a GIN index on ``docbase_items(doc, path)`` (:mod:`.pg_items`), the
+- PostgreSQL: a GIN index on ``docbase_items(doc, path)`` (:mod:`.postgresql.items`), the
   equality ANDed with a containment test the index answers.
 
 An item index is recorded in ``docbase_indexes`` as ``{"items": [...]}`` (:class:`.Items`)

@@ -37,7 +37,7 @@ PAGE_ROWS: Final = 256
 LOOP_READER_CACHE_SIZE = -2048
 """The page cache of the loop's one connection (negative: KiB), SQLite's default 2 MiB.
 
-The pool's connections keep a small cache (``connection_settings.SQLITE_CACHE_SIZE``),
+The pool's connections keep a small cache (``sqlite.engine.SQLITE_CACHE_SIZE``),
 but this one serves most gets by id: with 512 KiB a get read twice as many pages from
 the operating system (1.4 ``pread`` a request against 0.6), each a system call on the
 loop's thread. One connection a worker, so 1.5 MiB more a worker."""

@@ -16,7 +16,7 @@ comparing two keys character by character gives the same answer as
 ``END`` is U+0001; the escapes (U+0000, U+0001, U+0002 become two characters each,
 starting with U+0002) keep every content character above ``END``, so a shorter string
 or container sorts first. Every key is prefix-free, so keys can be concatenated.
-PostgreSQL computes the same keys with the functions of :mod:`.pg_functions`; SQLite
+PostgreSQL computes the same keys with the functions of :mod:`.postgresql.functions`; SQLite
 calls :func:`encode_key` through a registered function.
 """
 

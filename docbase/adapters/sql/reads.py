@@ -22,6 +22,7 @@ from docbase.adapters.sql.backend import SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
 from docbase.adapters.sql.indexes import IndexedPaths
 from docbase.adapters.sql.loop_reads import PAGE_ROWS
+from docbase.adapters.sql.plain_reads import PlainReads
 from docbase.core import grouping, projection
 from docbase.core.documents import Document
 from docbase.core.errors import NotFound
@@ -56,6 +57,8 @@ class SqlDocumentReads:
         """Read through ``backend``; no statement is built yet."""
         self.backend = backend
         self.dialect = backend.dialect
+        self.plain = PlainReads(backend)
+        """Gets by key, plain pages and counts: one operation each (:mod:`.plain_reads`)."""
         # per table number: SELECT body WHERE id = :id, built once so that a read skips
         # statement construction (tables are never renumbered, so this never goes stale)
         self._get_statements: dict[int, sa.Select[tuple[Any]]] = {}
@@ -69,17 +72,7 @@ class SqlDocumentReads:
 
     async def get(self, collection: str, document_id: str) -> Document:
         """Return one stored document; raise NotFound when absent."""
-        def work(conn: sa.Connection) -> str | None:
-            number = self.backend.number(conn, collection)
-            if number is None:
-                return None
-            return conn.execute(self._get_statement(number), {"id": document_id}).scalar()
-
-        found = await self.backend.read_body_soon(collection, document_id)
-        if found is not None:  # answered the short way: a lookup by key, no waiting
-            body = found[0][0] if found else None
-        else:
-            body = await self.backend.run(work, write=False, short=True)  # one row by key
+        body = await self.plain.get_body(collection, document_id, self._get_statement)
         if body is None:
             raise NotFound(f"no document {document_id} in {collection!r}")
         document: Document = decode_body(body)
@@ -130,12 +123,8 @@ class SqlDocumentReads:
             def statement(number: int) -> sa.Select[Any]:
                 return self._find_statement(number, query, hide)
 
-            found = (self.backend.scalars_now(collection, statement, after)
-                     if query.skip + query.limit <= PAGE_ROWS else None)
-            if found is None:
-                found = await self.backend.scalars_soon(collection, statement, after)
-            if found is not None:
-                return found
+            return await self.plain.scalars(collection, statement, after,
+                                            on_loop=query.skip + query.limit <= PAGE_ROWS)
 
         wanted = wanted_paths(query) if self.auto_indexer is not None else []
         if wanted and self.auto_indexer is not None:
@@ -205,18 +194,9 @@ class SqlDocumentReads:
 
     async def count(self, collection: str, filter: Filter) -> int:
         """Count the matching documents in SQL (on PostgreSQL through asyncpg)."""
-        found = await self.backend.scalars_soon(
+        found = await self.plain.scalars(
             collection, lambda number: self._count_statement(number, filter))
-        if found is not None:
-            return int(found[0])
-
-        def work(conn: sa.Connection) -> int:
-            number = self.backend.number(conn, collection)
-            if number is None:
-                return 0
-            return int(self.backend.scalars(conn, self._count_statement(number, filter))[0])
-
-        return await self.backend.run(work, write=False)
+        return int(found[0]) if found else 0  # (no table: no documents)
 
     def _count_statement(self, number: int, filter: Filter) -> sa.Select[Any]:
         items = self._indexes.items(number)  # (as a find last saw them)

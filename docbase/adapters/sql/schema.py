@@ -15,7 +15,7 @@
   ``docbase_blobs.blob_id`` is indexed (migration 2) so the orphan sweep finds chunks no
   blob points to without scanning every blob per chunk.
 - migration 3 rebuilds PostgreSQL's key indexes on the native order parts and
-  reinstalls its functions (``pg_functions.py``).
+  reinstalls its functions (``postgresql/functions.py``).
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 import sqlalchemy as sa
 from sqlalchemy.sql.elements import Grouping
 
-from docbase.adapters.sql import pg_functions
 from docbase.adapters.sql.dialects import Dialect
 from docbase.core.errors import ConfigurationError
 from docbase.core.plugins import lazy_module
@@ -136,9 +135,8 @@ def collection_ddl(number: int, dialect: Dialect) -> sa.Table:
 
 def _v1(conn: sa.Connection, dialect: Dialect) -> None:
     metadata.create_all(conn, checkfirst=True)
-    if dialect.traits.server_functions:
-        for statement in pg_functions.install_statements():
-            conn.exec_driver_sql(statement)
+    for statement in dialect.function_statements():  # PostgreSQL's; SQLite's are per connection
+        conn.exec_driver_sql(statement)
 
 
 def _v2(conn: sa.Connection, dialect: Dialect) -> None:
@@ -146,11 +144,11 @@ def _v2(conn: sa.Connection, dialect: Dialect) -> None:
 
 
 def _v3(conn: sa.Connection, dialect: Dialect) -> None:
-    # PostgreSQL's key indexes hold the native order parts (pg_order.py), which queries
+    # PostgreSQL's key indexes hold the native order parts (postgresql/order.py), which queries
     # now compare, instead of docbase_scalar_key's text (SQLite's did not change)
     if not dialect.traits.server_functions:
         return
-    for statement in pg_functions.install_statements():  # STRICT, docbase_sort_item
+    for statement in dialect.function_statements():  # STRICT, docbase_sort_item
         conn.exec_driver_sql(statement)
     for row in conn.execute(sa.select(indexes.c.id, indexes.c.collection_id, indexes.c.path)):
         table = collection_ddl(row.collection_id, dialect)

@@ -3,15 +3,11 @@
 The reads (gets, finds, counts, aggregates and their statements) are written in
 :mod:`.reads`; this module adds the writes.
 
-An update of one document on SQLite is one write of the writer that reads, applies and
-writes the row under the write lock (:mod:`.driver_updates`). On PostgreSQL it reads
-the document with a prepared point read, applies ``docbase.core.update.apply_update``
-and writes the result with one prepared statement in autocommit that compares the
-version it read (``UPDATE ... WHERE id = $1 AND version = $8``, :mod:`.pg_inserts`).
-When another writer changed the document in between, no row matches and the update
-starts again from the newer version (an expected version then no longer matches:
-``VersionMismatch``); after :data:`_SWAP_ATTEMPTS`, or without asyncpg, it reads the row
-under a write lock and writes it back in one transaction.
+An update of one document goes the one way its engine has, chosen when the store is
+built (:mod:`.row_updates`): on SQLite one write of the writer that reads, applies and
+writes the row under the write lock; on PostgreSQL a compare-and-swap through asyncpg
+that starts again when another writer came in between; elsewhere the row read under a
+write lock and written back in one transaction.
 """
 
 from __future__ import annotations
@@ -23,16 +19,17 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 
-from docbase.adapters.sql import indexes, pg_inserts
+from docbase.adapters.sql import indexes
 from docbase.adapters.sql.auto_indexes import AutoIndexer
 from docbase.adapters.sql.backend import AnyEngine, SqlBackend
 from docbase.adapters.sql.compiler import QueryCompiler
-from docbase.adapters.sql.dialects import COLUMNS, Row
-from docbase.adapters.sql.driver_updates import DriverUpdates
-from docbase.adapters.sql.held_back import held_back_insert, hold_back_table
+from docbase.adapters.sql.dialects import Row
+from docbase.adapters.sql.held_back import hold_back_table
 from docbase.adapters.sql.item_indexes import ensure_indexed, ensure_items
 from docbase.adapters.sql.notify import PostgresChangeSignal
 from docbase.adapters.sql.reads import SqlDocumentReads, decode_body
+from docbase.adapters.sql.row_inserts import insert_way
+from docbase.adapters.sql.row_updates import update_way
 from docbase.core.documents import Document
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.evaluate import search_strings
@@ -42,11 +39,8 @@ from docbase.core.ports import DeletesByGroups, Deletion
 from docbase.core.query import MATCH_ALL, Filter, Path
 from docbase.core.settings import AutoIndexing
 from docbase.core.update import Update
-from docbase.core.versioning import check_version, updated_document, versioned_id
+from docbase.core.versioning import check_version, versioned_id
 
-_BATCH = 10_000  # rows per INSERT statement; one transaction holds them all
-_SHORT_ROWS = 64  # an insert of at most this many rows is a short work (.held)
-_SWAP_ATTEMPTS = 3  # optimistic tries of an update before it locks the row
 _encode = msgspec.json.Encoder().encode
 
 
@@ -76,11 +70,15 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         self._signal = (PostgresChangeSignal(self.backend)
                         if self.dialect.traits.notifies_changes else None)
         # one-document inserts in one round trip on PostgreSQL (see its module)
-        self._inserter = pg_inserts.inserter_for(
+        self._inserter = self.dialect.inserter(
             engine, self.backend.short_way_number, self.backend.forget,
             held=(self.backend.held, self.backend.cached_number))
-        self._driver_updates = (DriverUpdates(self.backend, self._row)
-                                if self.dialect.traits.updates_on_driver else None)
+        self._insert_rows = insert_way(self.backend, self._inserter)
+        # self.current looked up at each call: tests stand in for it (a racing writer)
+        self._update_row = update_way(
+            self.backend, self._inserter,
+            lambda collection, document_id: self.current(collection, document_id),  # noqa: PLW0108
+            self._row)
         if auto_index is not None:
             self.auto_indexer = AutoIndexer(
                 auto_index, lambda collection: self.count(collection, MATCH_ALL),
@@ -126,20 +124,7 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
             return
         rows = [self._row(document) for document in documents]
         held_back_into = await hold_back_table(self.backend, collection) if new_ids else None
-        if self._inserter is not None:
-            if await self._inserter.insert(collection, rows, held_back_into=held_back_into):
-                return
-        elif held_back_into is not None:
-            held_back_insert(self.backend, held_back_into, rows)
-            return
-
-        def work(conn: sa.Connection) -> None:
-            table = self.backend.table(conn, collection, create=True)
-            assert table is not None
-            for start in range(0, len(rows), _BATCH):
-                self.dialect.insert(conn, table, rows[start:start + _BATCH])
-
-        await self.backend.run(work, write=True, short=len(rows) <= _SHORT_ROWS)
+        await self._insert_rows(collection, rows, held_back_into)
 
     async def update(
         self,
@@ -151,23 +136,8 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
         expected_version: int | None = None,
     ) -> Document:
         """Apply ``update`` to the version read, written only if still that version."""
-        if self._driver_updates is not None:
-            return await self._driver_updates.update(collection, document_id, update, stamp,
-                                                     expected_version)
-        if self._inserter is not None:  # PostgreSQL on asyncpg: read, compare and swap
-            for _ in range(_SWAP_ATTEMPTS):
-                current = await self.current(collection, document_id)
-                version = current.get("_version")
-                changed = updated_document(document_id, current, update, stamp,
-                                           expected_version)
-                swapped = await self._inserter.swap(collection, self._row(changed),
-                                                    version or 0)
-                if swapped is None:  # no short way now
-                    break
-                if swapped:
-                    return changed
-        return await self._update_locked(collection, document_id, update, stamp,
-                                         expected_version)
+        return await self._update_row(collection, document_id, update, stamp,
+                                      expected_version)
 
     async def current(self, collection: str, document_id: str) -> Document:
         """The stored document an update starts from (PostgreSQL: on the writes' connections).
@@ -184,32 +154,6 @@ class SqlDocumentStore(SqlDocumentReads, DeletesByGroups, AsyncResource):
                 document: Document = decode_body(found[0][0])
                 return document
         return await self.get(collection, document_id)
-
-    async def _update_locked(self, collection: str, document_id: str, update: Update,
-                             stamp: dict[str, Any], expected_version: int | None) -> Document:
-        """Apply ``update`` to the row read under a write lock, in one transaction."""
-        def work(conn: sa.Connection) -> Document:
-            table = self.backend.table(conn, collection)
-            if table is None:
-                raise NotFound(f"no document {document_id} in {collection!r}")
-            read = sa.select(self._body(table)).where(table.c.id == document_id)
-            if self.dialect.traits.supports_row_locks:
-                read = read.with_for_update()
-            body = conn.execute(read).scalar()
-            if body is None:
-                raise NotFound(f"no document {document_id} in {collection!r}")
-            current: Document = decode_body(body)
-            changed = updated_document(document_id, current, update, stamp, expected_version)
-            values = dict(zip(COLUMNS[1:], self._row(changed)[1:], strict=True))
-            conn.execute(sa.update(table).where(table.c.id == document_id).values(
-                body=self.dialect.json_param("p_body"),
-                search=self.dialect.search_param("p_search"),
-                parent_id=values["parent_id"], version=values["version"],
-                created=values["created"], changed=values["changed"],
-            ), {"p_body": values["body"], "p_search": values["search"]})
-            return changed
-
-        return await self.backend.run(work, write=True)
 
     async def delete_all(self, deletions: Sequence[Deletion]) -> list[list[str]]:
         """Delete each group with one statement, all in one transaction.

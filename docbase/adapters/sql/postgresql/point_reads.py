@@ -4,7 +4,7 @@ A get by id through SQLAlchemy's asyncio engine costs ~200 µs in the process (a
 for the pool checkout, the execution context, the adaptation of asyncpg, the return);
 asyncpg alone on an open connection ~40-60 µs (``docs/benchmarks.md``). So
 :class:`PgPointReader` runs the lookup, and the pages of a list without filter or sort,
-on the process's queued asyncpg connections (:func:`.pg_connections.pool_for`), each as
+on the process's queued asyncpg connections (:func:`.connections.pool_for`), each as
 a statement asyncpg prepares once per connection. When no connection can be had, or the
 connection fails (it is then dropped), the read answers :data:`UNANSWERED` and the caller
 asks the usual way; a statement the server refused (a list past ``statement_timeout``)
@@ -19,7 +19,7 @@ from typing import Any, Final
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.errors import MissingTable, translated
-from docbase.adapters.sql.pg_connections import DirectConnections, pool_for
+from docbase.adapters.sql.postgresql.connections import DirectConnections, pool_for
 from docbase.core.errors import BackendError
 
 UNANSWERED: Final = None

@@ -1,7 +1,7 @@
 """A few asyncpg connections of a process's own, besides SQLAlchemy's pool.
 
-The short ways around SQLAlchemy on PostgreSQL (:mod:`.pg_point_reads`: gets, plain
-lists and counts; :mod:`.pg_inserts`: creates and updates) share one pool per engine
+The short ways around SQLAlchemy on PostgreSQL (:mod:`.point_reads`: gets, plain
+lists and counts; :mod:`.inserts`: creates and updates) share one pool per engine
 (:func:`pool_for`): up to :data:`CONNECTIONS` asyncpg connections, opened on first use,
 running only single statements in autocommit, so that a connection goes back to the idle
 list without a reset, and each statement is prepared once per connection (asyncpg's

@@ -1,7 +1,7 @@
-"""SQLite's answers to :class:`~.dialects.Dialect`: JSON1 functions plus Python ones.
+"""SQLite's answers to :class:`~docbase.adapters.sql.dialects.Dialect`: JSON1 plus Python.
 
 Walking a path through arrays, order keys of objects and arrays and ``$regex`` are the
-Python functions of :mod:`.sqlite_functions`, registered on every connection.
+Python functions of :mod:`.functions`, registered on every connection.
 """
 
 from __future__ import annotations
@@ -14,10 +14,9 @@ import msgspec
 import sqlalchemy as sa
 from typing_extensions import override
 
-from docbase.adapters.sql import sqlite_items
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
-from docbase.adapters.sql.engines import SQLITE
 from docbase.adapters.sql.order_keys import encode_key
+from docbase.adapters.sql.sqlite import items
 from docbase.adapters.sql.values import (
     Condition,
     Expr,
@@ -32,10 +31,9 @@ _encode = msgspec.json.Encoder().encode
 
 
 class SqliteDialect(Dialect):
-    """SQLite 3.38+ with the JSON functions and the functions of ``sqlite_functions``."""
+    """SQLite 3.38+ with the JSON functions and docbase's functions (:mod:`.functions`)."""
 
     name = "sqlite"
-    traits = SQLITE
     body_type = sa.Text()
     search_type = sa.Text()
     read_options: dict[str, Any] = {"docbase_read": True}
@@ -75,17 +73,17 @@ class SqliteDialect(Dialect):
     @override
     def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
                          index: int) -> list[str]:
-        return sqlite_items.create_statements(table.name, path, index)
+        return items.create_statements(table.name, path, index)
 
     @override
     def drop_items_statements(self, table: str) -> list[str]:
-        return sqlite_items.drop_statements(table)
+        return items.drop_statements(table)
 
     @override
     def items_match(self, table: sa.TableClause, path: Path, index: int,
                     operands: Sequence[JSON], exact: Condition) -> Condition:
         # the side table lists every reached scalar of every document: exact alone
-        return sqlite_items.match(table, index, [self.literal_key(v) for v in operands])
+        return items.match(table, index, [self.literal_key(v) for v in operands])
 
     @override
     def class_bounds(self, cls: TypeClass) -> tuple[Any, Any]:

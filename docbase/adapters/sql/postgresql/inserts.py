@@ -4,7 +4,7 @@ A create through SQLAlchemy's asyncio engine is a pool checkout in a greenlet, `
 the ``INSERT``, ``COMMIT``: three round trips and SQLAlchemy's execution layers for one
 row (``docs/benchmarks.md``, run 7). :class:`PgInserter` runs the one ``INSERT ...
 VALUES`` in autocommit on one of the process's queued asyncpg connections
-(:func:`.pg_connections.pool_for`, shared with the point reads), prepared once per
+(:func:`.connections.pool_for`, shared with the point reads), prepared once per
 connection and table: one round trip. A
 statement in autocommit is its own transaction, atomic, and acknowledged only once
 committed (the server's ``synchronous_commit`` as for every other write); the
@@ -34,9 +34,10 @@ from typing import Any
 
 from docbase.adapters.sql import schema
 from docbase.adapters.sql.dialects import COLUMNS, Row, swap_sql
+from docbase.adapters.sql.engine_operations import HeldWay
 from docbase.adapters.sql.errors import MissingTable, translated
 from docbase.adapters.sql.held import AsyncHeld
-from docbase.adapters.sql.pg_connections import DirectConnections, pool_for
+from docbase.adapters.sql.postgresql.connections import DirectConnections, pool_for
 from docbase.core.errors import BackendError
 
 
@@ -60,9 +61,6 @@ def insert_many_sql(number: int) -> str:
             "search)")
 
 
-HeldWay = tuple[Callable[[], Any], Callable[[str], int | None]]
-"""The transaction the task holds (a :class:`~.held.Held`, or ``None``) and the table
-numbers to use in it."""
 _NOT_HELD: HeldWay = (lambda: None, lambda collection: None)
 _SAVEPOINT = "SAVEPOINT docbase_operation"  # the names of .held, on the same connection
 _ROLLBACK = "ROLLBACK TO SAVEPOINT docbase_operation"

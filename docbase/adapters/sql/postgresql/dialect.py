@@ -1,9 +1,9 @@
-"""PostgreSQL's answers to :class:`~.dialects.Dialect`: ``json``/``jsonb`` and SQL functions.
+"""PostgreSQL's answers to :class:`~docbase.adapters.sql.dialects.Dialect`: ``json``, ``jsonb``.
 
 The document is stored twice: ``body json`` keeps the text (key order, number
 spelling) and is what reads return; ``doc jsonb``, generated from it, serves fast
 scalar conditions. Walking paths and order keys are the functions of
-:mod:`.pg_functions`; ``$regex`` is translated by :mod:`.pg_regex`.
+:mod:`.functions`; ``$regex`` is translated by :mod:`.regex`.
 """
 
 from __future__ import annotations
@@ -16,10 +16,9 @@ import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 from typing_extensions import override
 
-from docbase.adapters.sql import pg_items, pg_order, pg_regex
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
-from docbase.adapters.sql.engines import POSTGRESQL
 from docbase.adapters.sql.order_keys import RANKS, encode_key
+from docbase.adapters.sql.postgresql import items, order, regex
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
 from docbase.core.query import JSON, Path
 
@@ -30,7 +29,6 @@ class PostgresDialect(Dialect):
     """PostgreSQL 12+: ``body json`` keeps the text, ``doc jsonb`` serves fast tests."""
 
     name = "postgresql"
-    traits = POSTGRESQL
     body_type = postgresql.JSON()
     search_type = postgresql.JSONB()
     read_options: dict[str, Any] = {"isolation_level": "AUTOCOMMIT"}
@@ -67,16 +65,16 @@ class PostgresDialect(Dialect):
     def sort_parts(self, fast: JsonValue, exact: JsonValue) -> list[Expr]:
         assert isinstance(fast, PgValue)
         assert isinstance(exact, PgValue)
-        return pg_order.sort_parts(fast, exact)
+        return order.sort_parts(fast, exact)
 
     @override
     def literal_parts(self, value: JSON) -> list[Any]:
-        return pg_order.literal_parts(value)
+        return order.literal_parts(value)
 
     @override
     def index_parts(self, fast: JsonValue) -> list[Expr]:
         assert isinstance(fast, PgValue)
-        return pg_order.index_parts(fast)
+        return order.index_parts(fast)
 
     @override
     def chosen_item_parts(self, value: JsonValue, path: Path, descending: bool,
@@ -86,12 +84,12 @@ class PostgresDialect(Dialect):
         steps = sa.literal(list(path), postgresql.ARRAY(sa.Text()))
         chosen = PgValue(sa.func.docbase_sort_item(value.json(), steps, sa.literal(descending),
                                                    type_=postgresql.JSON), "json")
-        return pg_order.sort_parts(chosen, chosen)
+        return order.sort_parts(chosen, chosen)
 
     @override
     def compare(self, value: JsonValue, op: str, operand: JSON) -> Condition:
         assert isinstance(value, PgValue)
-        return pg_order.compare(value, op, operand)
+        return order.compare(value, op, operand)
 
     @override
     def within(self, value: JsonValue, low: JSON, high: JSON, high_op: str) -> Condition:
@@ -101,12 +99,12 @@ class PostgresDialect(Dialect):
     @override
     def equals_any(self, value: JsonValue, operands: Sequence[JSON]) -> Condition:
         assert isinstance(value, PgValue)
-        return pg_order.equals_any(value, operands)
+        return order.equals_any(value, operands)
 
     @override
     def is_null(self, value: JsonValue) -> Condition:
         assert isinstance(value, PgValue)
-        return pg_order.is_null(value)
+        return order.is_null(value)
 
     @override
     def float_sum(self, number: Expr) -> Expr:
@@ -118,7 +116,7 @@ class PostgresDialect(Dialect):
 
     @override
     def regex(self, text: Expr, pattern: str, options: str) -> Condition:
-        return text.op("~")(pg_regex.translate(pattern, options))
+        return text.op("~")(regex.translate(pattern, options))
 
     @override
     def text_search(self, search: Expr, needle: str, name: str) -> Condition:
@@ -138,7 +136,7 @@ class PostgresDialect(Dialect):
     @override
     def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
                          index: int) -> list[str]:
-        return pg_items.create_statements(conn, table, path, index)
+        return items.create_statements(conn, table, path, index)
 
     @override
     def drop_items_statements(self, table: str) -> list[str]:
@@ -147,7 +145,7 @@ class PostgresDialect(Dialect):
     @override
     def items_match(self, table: sa.TableClause, path: Path, index: int,
                     operands: Sequence[JSON], exact: Condition) -> Condition:
-        return pg_items.match(table, path, operands, exact)
+        return items.match(table, path, operands, exact)
 
     @override
     def key_is_null(self, key: Expr) -> Condition:

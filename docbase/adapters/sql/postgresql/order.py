@@ -7,7 +7,7 @@ is compared as parts, in turn:
   ``4`` object, ``5`` array, ``6`` boolean (``jsonb_typeof``);
 - **number**: a number as ``float8`` (so ``1`` and ``1.0`` tie), a boolean as 0 or 1;
 - **string**: a string's text ``COLLATE "C"``, i.e. by code point;
-- **container**: the order key of an object or array (:mod:`.pg_functions`), read from
+- **container**: the order key of an object or array (:mod:`.functions`), read from
   the ``json`` column so that object key order counts.
 
 Within one rank only one part varies and the others are NULL in every value, so NULLs
