@@ -21,6 +21,7 @@ import msgspec
 from docbase.core.auth.cache import Namespace, SystemCache
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.query import Query
+from docbase.core.request_schemas import current_snapshot
 from docbase.core.schema.model import CollectionSchema
 from docbase.core.schema.uniqueness import UniqueClaims
 from docbase.core.settings.store import SettingsStore
@@ -51,8 +52,20 @@ class SchemaRegistry:
         self.claims = UniqueClaims(store)
 
     async def all(self) -> dict[str, CollectionSchema]:
-        """Every schema, by collection name (read at most once per cache lifetime)."""
-        cached = self.cache.get(_ALL, None)  # asked several times a write: no closure then
+        """Every schema, by collection name (read at most once per cache lifetime).
+
+        Inside :func:`~docbase.core.request_schemas.one_schema_read` (a request), read once and
+        reused by the rest of the request.
+        """
+        snapshot = current_snapshot(self)
+        if snapshot is not None:
+            if snapshot.schemas is None:
+                snapshot.schemas = await self._all()
+            return snapshot.schemas
+        return await self._all()
+
+    async def _all(self) -> dict[str, CollectionSchema]:
+        cached = self.cache.get(_ALL, None)  # a hit needs no closure
         if cached is not None:
             return cached
 
@@ -112,7 +125,14 @@ class SchemaRegistry:
                 await self.store.update(SCHEMAS_COLLECTION, schema_id(schema.name), update,
                                         stamp={})
         finally:
-            self.cache.invalidate(_ALL)
+            self._changed()
+
+    def _changed(self) -> None:
+        """Forget what this process read: the cache's entry and the request's snapshot."""
+        self.cache.invalidate(_ALL)
+        snapshot = current_snapshot(self)
+        if snapshot is not None:
+            snapshot.schemas = None
 
     async def delete(self, collection: str) -> CollectionSchema:
         """Remove the schema of ``collection`` (its documents stay); return it.
@@ -123,7 +143,7 @@ class SchemaRegistry:
         """
         previous = await self.get(collection)
         deleted = await self.store.delete(SCHEMAS_COLLECTION, [schema_id(collection)])
-        self.cache.invalidate(_ALL)
+        self._changed()
         if previous is None or not deleted:
             raise NotFound(f"collection {collection!r} has no schema")
         for spec in previous.fields:
