@@ -5,7 +5,7 @@ that enforces unique and password fields (``schema/enforcing.py``), the read roa
 lookups and hides fields. Each asked the registry, a
 :class:`~docbase.core.schema.stored_schemas.SchemaRegistry`
 read through the system cache (about 8 µs), two to four times per request. Inside
-:func:`one_schema_read` the first of them reads the registry and the others reuse what it
+:class:`OneSchemaRead` the first of them reads the registry and the others reuse what it
 read (``tests/test_schema_read_once.py`` counts them).
 
 The snapshot lives as long as the request and no longer: a context variable set on entry
@@ -19,8 +19,7 @@ snapshot, so what follows reads the new one.
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Callable, Coroutine, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Coroutine
 from functools import wraps
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, Protocol, TypeVar
 
@@ -55,19 +54,25 @@ def current_snapshot(owner: object) -> RequestSchemas | None:
     return snapshot
 
 
-@contextmanager
-def one_schema_read(owner: object) -> Iterator[None]:
-    """Within the block, ``owner``'s schemas are read at most once (nested blocks: the outer's)."""
-    if current_snapshot(owner) is not None:
-        yield
-        return
-    snapshot = RequestSchemas(owner)
-    token = _CURRENT.set(snapshot)
-    try:
-        yield
-    finally:
-        snapshot.closed = True
-        _CURRENT.reset(token)
+class OneSchemaRead:
+    """Within the block, ``owner``'s schemas are read at most once (nested: the outer's)."""
+
+    __slots__ = ("_snapshot", "_token", "owner")
+
+    def __init__(self, owner: object) -> None:
+        self.owner = owner
+        self._snapshot: RequestSchemas | None = None
+        self._token: contextvars.Token[RequestSchemas | None] | None = None
+
+    def __enter__(self) -> None:
+        if current_snapshot(self.owner) is None:
+            self._snapshot = RequestSchemas(self.owner)
+            self._token = _CURRENT.set(self._snapshot)
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self._snapshot is not None and self._token is not None:
+            self._snapshot.closed = True
+            _CURRENT.reset(self._token)
 
 
 class HoldsSchemas(Protocol):
@@ -88,7 +93,15 @@ def reads_schemas_once(
 
     @wraps(method)
     async def once(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        with one_schema_read(self.schema_owner):
+        owner = self.schema_owner
+        if current_snapshot(owner) is not None:  # inside a request already
             return await method(self, *args, **kwargs)
+        snapshot = RequestSchemas(owner)
+        token = _CURRENT.set(snapshot)
+        try:
+            return await method(self, *args, **kwargs)
+        finally:
+            snapshot.closed = True
+            _CURRENT.reset(token)
 
     return once

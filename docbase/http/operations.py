@@ -16,7 +16,7 @@ from docbase.core.collection import Collection
 from docbase.core.documents import read_shape
 from docbase.core.errors import DocbaseError, InvalidQuery
 from docbase.core.query import parse_flag
-from docbase.core.request_schemas import one_schema_read
+from docbase.core.request_schemas import OneSchemaRead
 from docbase.http import tabular
 from docbase.http.bodies import documents_body, object_body, read_json
 from docbase.http.context import RequestContext
@@ -107,7 +107,7 @@ async def update(
     """PUT (merge plus update operators) or PATCH (only the given properties)."""
     body = object_body(await read_json(request, ctx.database.limits))
     change = coll.update if mode == "put" else coll.patch
-    with one_schema_read(coll.schema_owner):  # If-Match's read and the write: one request
+    with OneSchemaRead(coll.schema_owner):  # If-Match's read and the write: one request
         expected = await expected_version(request, coll, document_id)
         document = await change(document_id, body, expected_version=expected)
     return json_response(request, document, tag=etag(document))
@@ -118,7 +118,7 @@ async def remove(
 ) -> Response[bytes]:
     """Delete one document, the ids of an array body (``*``), or a query's matches."""
     if document_id != "*":
-        with one_schema_read(coll.schema_owner):  # If-Match's read and the delete
+        with OneSchemaRead(coll.schema_owner):  # If-Match's read and the delete
             expected = await expected_version(request, coll, document_id)
             deleted = await coll.delete(document_id, expected_version=expected)
         return json_response(request, {"result": deleted})

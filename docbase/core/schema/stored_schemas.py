@@ -54,8 +54,8 @@ class SchemaRegistry:
     async def all(self) -> dict[str, CollectionSchema]:
         """Every schema, by collection name (read at most once per cache lifetime).
 
-        Inside :func:`~docbase.core.request_schemas.one_schema_read` (a request), read once and
-        reused by the rest of the request.
+        Inside :class:`~docbase.core.request_schemas.OneSchemaRead` (a request), read
+        once and reused by the rest of the request.
         """
         snapshot = current_snapshot(self)
         if snapshot is not None:
