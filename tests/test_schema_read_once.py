@@ -19,11 +19,11 @@ import pytest
 from docbase import Database
 from docbase.adapters.memory.store import MemoryDocumentStore
 from docbase.core.auth.cache import SystemCache
-from docbase.core.documents import Document
 from docbase.core.ports import DocumentStore
 from docbase.core.query import Query
 from docbase.core.schema import SCHEMAS_COLLECTION, parse_schema
 from docbase.http.testing import LiveDocbase, live_docbase
+from tests.store_probes import ReadCounting
 
 SCHEMA = {"fields": [{"name": "name", "type": "text", "unique": True},
                      {"name": "secret", "type": "password"},
@@ -33,46 +33,29 @@ SCHEMA = {"fields": [{"name": "name", "type": "text", "unique": True},
                      "fields": {"name": {"write": ["*"]}}}}
 
 
-class SchemaReadCounting:
-    """A document store passing every call through; it counts the reads of ``_schemas``."""
-
-    def __init__(self, inner: DocumentStore) -> None:
-        self.inner = inner
-        self.transactional = inner.transactional
-        self.schema_reads = 0
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    async def find(self, collection: str, query: Query) -> list[Document]:
-        if collection == SCHEMAS_COLLECTION:
-            self.schema_reads += 1
-        return await self.inner.find(collection, query)
-
-
-async def counted_database() -> tuple[Database, SchemaReadCounting]:
-    store = SchemaReadCounting(MemoryDocumentStore())
+async def counted_database() -> tuple[Database, ReadCounting]:
+    store = ReadCounting(MemoryDocumentStore(), (SCHEMAS_COLLECTION,))
     db = Database(cast(DocumentStore, store), name="main")
     db.schemas.cache = SystemCache(ttl=0)  # every read of the registry reaches the store
     await db.schemas.put(parse_schema("people", SCHEMA))
     return db, store
 
 
-async def reads_of(store: SchemaReadCounting, request: Callable[[], Awaitable[Any]]) -> int:
-    store.schema_reads = 0
+async def reads_of(store: ReadCounting, request: Callable[[], Awaitable[Any]]) -> int:
+    store.reads = 0
     await request()
-    return store.schema_reads
+    return store.reads
 
 
 @pytest.fixture
-async def live(tmp_path: Path) -> AsyncIterator[tuple[LiveDocbase, SchemaReadCounting]]:
+async def live(tmp_path: Path) -> AsyncIterator[tuple[LiveDocbase, ReadCounting]]:
     db, store = await counted_database()
     async with live_docbase({"main": db}, tmp_path) as running:
         yield running, store
 
 
 async def test_each_request_over_https_reads_the_schemas_once(
-    live: tuple[LiveDocbase, SchemaReadCounting],
+    live: tuple[LiveDocbase, ReadCounting],
 ) -> None:
     served, store = live
     client = served.client
