@@ -49,9 +49,8 @@ _CURRENT: contextvars.ContextVar[RequestSchemas | None] = contextvars.ContextVar
 def current_snapshot(owner: object) -> RequestSchemas | None:
     """The open snapshot of ``owner``'s schemas for the request running, if any."""
     snapshot = _CURRENT.get()
-    if snapshot is None or snapshot.closed or snapshot.owner is not owner:
-        return None
-    return snapshot
+    return None if snapshot is None or snapshot.closed or snapshot.owner is not owner \
+        else snapshot
 
 
 class OneSchemaRead:

@@ -58,25 +58,21 @@ class SchemaRegistry:
         once and reused by the rest of the request.
         """
         snapshot = current_snapshot(self)
-        if snapshot is not None:
-            if snapshot.schemas is None:
-                snapshot.schemas = await self._all()
+        if snapshot is not None and snapshot.schemas is not None:
             return snapshot.schemas
-        return await self._all()
+        schemas = self.cache.get(_ALL, None)  # a hit needs no closure nor coroutine
+        if schemas is None:
+            schemas = await self.cache.fetch(_ALL, None, self._read)
+        if snapshot is not None:
+            snapshot.schemas = schemas
+        return schemas
 
-    async def _all(self) -> dict[str, CollectionSchema]:
-        cached = self.cache.get(_ALL, None)  # a hit needs no closure
-        if cached is not None:
-            return cached
-
-        async def read() -> dict[str, CollectionSchema]:
-            rows = await self.store.find(SCHEMAS_COLLECTION, Query(limit=None))
-            schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"],
-                                        "access": r.get("access")},
-                                       CollectionSchema) for r in rows)
-            return {s.name: s for s in schemas}
-
-        return await self.cache.fetch(_ALL, None, read)
+    async def _read(self) -> dict[str, CollectionSchema]:
+        rows = await self.store.find(SCHEMAS_COLLECTION, Query(limit=None))
+        schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"],
+                                    "access": r.get("access")},
+                                   CollectionSchema) for r in rows)
+        return {s.name: s for s in schemas}
 
     async def get(self, collection: str) -> CollectionSchema | None:
         """The schema of ``collection``, or ``None`` when it has none."""
