@@ -137,7 +137,7 @@ FLOORS: dict[int, tuple[str, ...]] = {
     3: ("access.reading", "access.writing", "access.previous", "access.visible", "settings",
         "ratelimit", "auth", "relations", "reads", "listing", "hooks", "changes", "mail", "media",
         "webhooks", "schema", "metrics", "portability", "idempotency", "batch",
-        "requestlog"),
+        "requestlog", "request_schemas"),
     4: ("pipeline", "collection", "collection_reads", "collection_views"),
     5: ("hooks.__init__", "hooks.context", "hooks.user", "hooks.scheduling",
         "mail.__init__", "mail.service", "media.__init__", "media.service",

@@ -26,6 +26,7 @@ from docbase.core.ids import check_object_id
 from docbase.core.names import check_collection_name
 from docbase.core.parents import ParentRef
 from docbase.core.query import JSON, Filter, split_path
+from docbase.core.request_schemas import reads_schemas_once
 from docbase.core.update import Update, parse_update
 
 
@@ -44,6 +45,7 @@ class Collection(CollectionReads):
     async def _write(self, write: WriteEvent) -> WriteEvent:
         return await self.database.pipeline.write(write)
 
+    @reads_schemas_once
     async def insert(self, body: Mapping[str, JSON], *, validate: bool = True) -> Document:
         """Create one document from ``body`` and return it with its system fields.
 
@@ -59,6 +61,7 @@ class Collection(CollectionReads):
         """
         return (await self._insert([body], bulk=False, validate=validate))[0]
 
+    @reads_schemas_once
     async def insert_many(self, bodies: Sequence[Mapping[str, JSON]]) -> list[Document]:
         """Create many documents, all or nothing.
 
@@ -72,6 +75,7 @@ class Collection(CollectionReads):
         """
         return await self._insert(bodies, bulk=True)
 
+    @reads_schemas_once
     async def insert_each(
         self, bodies: Sequence[Mapping[str, JSON]], *, validate: bool = True
     ) -> list[Document | DocbaseError]:
@@ -113,6 +117,7 @@ class Collection(CollectionReads):
         return await self.database.reads.shaped(self.name, self.principal, write.documents,
                                                self.parent)
 
+    @reads_schemas_once
     async def update(
         self, document_id: str, body: Mapping[str, JSON], *, expected_version: int | None = None
     ) -> Document:
@@ -120,6 +125,7 @@ class Collection(CollectionReads):
         return await self.apply(document_id, parse_update(dict(body), "put"), body,
                                 expected_version=expected_version)
 
+    @reads_schemas_once
     async def patch(
         self, document_id: str, body: Mapping[str, JSON], *, expected_version: int | None = None
     ) -> Document:
@@ -127,6 +133,7 @@ class Collection(CollectionReads):
         return await self.apply(document_id, parse_update(dict(body), "patch"), body,
                                 expected_version=expected_version, method="PATCH")
 
+    @reads_schemas_once
     async def apply(
         self,
         document_id: str,
@@ -151,6 +158,7 @@ class Collection(CollectionReads):
         return (await self.database.reads.shaped(self.name, self.principal,
                                                  write.documents, self.parent))[0]
 
+    @reads_schemas_once
     async def delete(self, document_id: str, *, expected_version: int | None = None) -> list[str]:
         """Delete one document and its children; return ``[id]``.
 
@@ -166,6 +174,7 @@ class Collection(CollectionReads):
         ))
         return write.ids
 
+    @reads_schemas_once
     async def delete_many(self, document_ids: Sequence[str]) -> list[str]:
         """Delete these documents (and their children); return the ids actually deleted."""
         if not isinstance(document_ids, list | tuple) or not all(
@@ -181,6 +190,7 @@ class Collection(CollectionReads):
         ))
         return write.ids
 
+    @reads_schemas_once
     async def delete_where(self, q: Filter | Mapping[str, JSON]) -> list[str]:
         """Delete every document matching ``q`` (and their children); return their ids.
 

@@ -42,6 +42,7 @@ from docbase.core.query import (
     parse_filter,
     parse_hints,
 )
+from docbase.core.request_schemas import reads_schemas_once
 
 if TYPE_CHECKING:  # the collections' features import this module: no cycle at run time
     from docbase.core.changes.entries import Change
@@ -90,6 +91,11 @@ class CollectionReads:
         self.principal = principal
         self.parent = parent
 
+    @property
+    def schema_owner(self) -> object:
+        """The registry whose schemas one call reads once (:func:`reads_schemas_once`)."""
+        return self.database.documents.schemas
+
     def _filter(self, q: Filter | Mapping[str, JSON] | None) -> Filter:
         if q is None:
             return MATCH_ALL
@@ -100,6 +106,7 @@ class CollectionReads:
     async def _read(self, read: ReadEvent) -> ReadEvent:
         return await self.database.pipeline.read(read)
 
+    @reads_schemas_once
     async def get(
         self,
         document_id: str,
@@ -150,6 +157,7 @@ class CollectionReads:
         return document if within.projection is None else project(document,
                                                                    within.projection)
 
+    @reads_schemas_once
     async def current_version(self, document_id: str) -> int:
         """The stored ``_version`` of a document, as a precondition of a write.
 
@@ -161,6 +169,7 @@ class CollectionReads:
         """
         return int((await self._stored(check_object_id(document_id)))["_version"])
 
+    @reads_schemas_once
     async def require_parent(self) -> None:
         """Check that this child view's parent document exists.
 
@@ -185,6 +194,7 @@ class CollectionReads:
         assert read.query is not None, "a list read keeps a query"
         return msgspec.structs.replace(read.query, filter=scoped(read.query.filter, self.parent))
 
+    @reads_schemas_once
     async def find(
         self,
         q: Filter | Mapping[str, JSON] | None = None,
@@ -210,6 +220,7 @@ class CollectionReads:
             found = [project(d, query.projection) for d in found]
         return found
 
+    @reads_schemas_once
     async def count(self, q: Filter | Mapping[str, JSON] | None = None) -> int:
         """Count the matching documents."""
         query = await self._list_query(Query(filter=self._filter(q), limit=None))
@@ -236,6 +247,7 @@ class CollectionReads:
         async for change in self.database.changes_for(self.principal)(self.name, since=since):
             yield change
 
+    @reads_schemas_once
     async def read(
         self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False
     ) -> JSON:
@@ -246,6 +258,7 @@ class CollectionReads:
         """
         return (await self.read_page(query, options, encoded=encoded)).body
 
+    @reads_schemas_once
     async def read_page(
         self, query: Query, options: ReadOptions | None = None, *, encoded: bool = False
     ) -> ListAnswer:

@@ -23,7 +23,7 @@ from docbase.core.auth.principal import SYSTEM, Principal
 from docbase.core.batch.unit import BatchUnit
 from docbase.core.batch.unit import running as running_batch
 from docbase.core.changes import ChangeFeed
-from docbase.core.changes.feed import LogDemand
+from docbase.core.changes.demand import LogDemand, RealtimeSwitch
 from docbase.core.changes.log import ChangeLog
 from docbase.core.changes.readable import ReadableFeed
 from docbase.core.collection import Collection
@@ -91,7 +91,8 @@ class Database(AsyncResource):
         self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, log)
         """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
         self.changes = ChangeFeed(log, self.limits, LogDemand(
-            self.settings, self.webhooks, CaptureLeases(store, self.auth_cache)))
+            (RealtimeSwitch(self.settings), self.webhooks, CaptureLeases(store, self.auth_cache)),
+            self.auth_cache))
         """Committed writes are published here and logged; ``db.changes(...)`` reads them
         back from every process (:mod:`docbase.core.changes`)."""
         self.pipeline = Pipeline(

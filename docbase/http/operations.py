@@ -16,6 +16,7 @@ from docbase.core.collection import Collection
 from docbase.core.documents import read_shape
 from docbase.core.errors import DocbaseError, InvalidQuery
 from docbase.core.query import parse_flag
+from docbase.core.request_schemas import OneSchemaRead
 from docbase.http import tabular
 from docbase.http.bodies import documents_body, object_body, read_json
 from docbase.http.context import RequestContext
@@ -105,9 +106,10 @@ async def update(
 ) -> Response[bytes]:
     """PUT (merge plus update operators) or PATCH (only the given properties)."""
     body = object_body(await read_json(request, ctx.database.limits))
-    expected = await expected_version(request, coll, document_id)
     change = coll.update if mode == "put" else coll.patch
-    document = await change(document_id, body, expected_version=expected)
+    with OneSchemaRead(coll.schema_owner):  # If-Match's read and the write: one request
+        expected = await expected_version(request, coll, document_id)
+        document = await change(document_id, body, expected_version=expected)
     return json_response(request, document, tag=etag(document))
 
 
@@ -116,8 +118,9 @@ async def remove(
 ) -> Response[bytes]:
     """Delete one document, the ids of an array body (``*``), or a query's matches."""
     if document_id != "*":
-        expected = await expected_version(request, coll, document_id)
-        deleted = await coll.delete(document_id, expected_version=expected)
+        with OneSchemaRead(coll.schema_owner):  # If-Match's read and the delete
+            expected = await expected_version(request, coll, document_id)
+            deleted = await coll.delete(document_id, expected_version=expected)
         return json_response(request, {"result": deleted})
     q = query_filter(query_params(request), ctx.database.limits)
     if q is not None:

@@ -13,6 +13,7 @@ from litestar.handlers import HTTPRouteHandler
 from litestar.params import FromPath
 
 from docbase.core.hooks.calling import HOOK_LOG
+from docbase.core.request_schemas import OneSchemaRead
 from docbase.http import operations as op
 from docbase.http.context import (
     Ctx,
@@ -129,8 +130,9 @@ async def list_children(
     """
     ctx = await documents_context(request)
     children = ctx.collection(collection).children(document_id, field)
-    answer = await op.read_many(request, ctx, children)
-    await children.require_parent()
+    with OneSchemaRead(children.schema_owner):  # the read and the parent's: one request
+        answer = await op.read_many(request, ctx, children)
+        await children.require_parent()
     return answer
 
 

@@ -84,6 +84,8 @@ class SystemCache:
         self._clock = clock
         self._spaces: dict[str, OrderedDict[Hashable, tuple[float, object]]] = {}
         self._loading: dict[tuple[str, Hashable], asyncio.Task[Any]] = {}
+        self._invalidated: dict[str, int] = {}
+        self._cleared = 0
 
     def get(self, namespace: Namespace[V], key: Hashable) -> V | None:
         """Return the fresh value stored under ``key``, else ``None`` (absent or stale)."""
@@ -136,6 +138,7 @@ class SystemCache:
 
     def invalidate(self, namespace: Namespace[V], key: Hashable = _ABSENT) -> None:
         """Forget ``key`` of ``namespace``, or the whole namespace when no key is given."""
+        self._invalidated[namespace.name] = self._invalidated.get(namespace.name, 0) + 1
         if key is _ABSENT:
             self._spaces.pop(namespace.name, None)
             for flight in [f for f in self._loading if f[0] == namespace.name]:
@@ -147,8 +150,17 @@ class SystemCache:
 
     def clear(self) -> None:
         """Forget everything."""
+        self._cleared += 1
         self._spaces.clear()
         self._loading.clear()
+
+    def invalidations(self, *namespaces: Namespace[Any]) -> int:
+        """How many times these namespaces were invalidated (or the cache cleared), summed.
+
+        A number that changes when this process changed what they hold: a reader keeping
+        its own copy of something derived from them compares it to tell.
+        """
+        return self._cleared + sum(self._invalidated.get(n.name, 0) for n in namespaces)
 
     def __len__(self) -> int:
         return sum(len(entries) for entries in self._spaces.values())

@@ -16,48 +16,16 @@ sequence number within the log's retention (``docs/realtime.md``).
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import Any
 
 from docbase.core.changes.bus import ChangeBus, logger
+from docbase.core.changes.demand import LogDemand
 from docbase.core.changes.entries import Change
 from docbase.core.changes.fanout import Fanout, Subscription
 from docbase.core.changes.log import ChangeLog
 from docbase.core.events import ChangeEvent
 from docbase.core.names import is_user_collection
 from docbase.core.settings.limits import Limits
-
-if TYPE_CHECKING:
-    from docbase.core.system_data import SettingsSource
-
-
-class EnabledWebhooks(Protocol):
-    """Whether any webhook consumes the log (``db.webhooks``)."""
-
-    async def any_enabled(self) -> bool:
-        """Tell whether some webhook is enabled."""
-
-
-class RunningCaptures(Protocol):
-    """Whether an export or migration captures writes (``docs/portability.md``)."""
-
-    async def running(self) -> bool:
-        """Tell whether some export or migration holds a capture lease now."""
-
-
-class LogDemand:
-    """Whether writes go to the change log: while realtime, a webhook or an export is on."""
-
-    def __init__(self, settings: SettingsSource, webhooks: EnabledWebhooks,
-                 captures: RunningCaptures) -> None:
-        self.settings = settings
-        self.webhooks = webhooks
-        self.captures = captures
-
-    async def __call__(self) -> bool:
-        """Tell whether someone consumes the log now (every answer is cached)."""
-        return ((await self.settings.load()).realtime.enabled
-                or await self.webhooks.any_enabled()
-                or await self.captures.running())
 
 
 class ChangeFeed(ChangeBus):

@@ -6,9 +6,9 @@ then applies what the log says changed meanwhile (:mod:`.replay`). The log, howe
 is only written while someone consumes it (realtime or a webhook,
 ``docbase/core/changes/log.py``). So an export first stores a *capture lease*, a
 document of :data:`CAPTURES_COLLECTION` valid until a time it keeps moving forward;
-every process's change feed (its ``LogDemand``, ``docbase/core/changes/feed.py``) asks
-:func:`capture_running`, cached at most :data:`~docbase.core.auth.cache.CACHE_SECONDS`,
-so once the export has waited that long after storing its lease, every committed
+every process's change feed (its ``LogDemand``, ``docbase/core/changes/demand.py``) asks
+:meth:`CaptureLeases.consuming_now` at most every half second, so once the export has
+waited that long after storing its lease (``until_every_process_logs``), every committed
 write of every process is logged. A killed export's lease simply expires.
 """
 
@@ -19,7 +19,8 @@ import contextlib
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 
-from docbase.core.auth.cache import CACHE_SECONDS, Namespace, SystemCache
+from docbase.core.auth.cache import Namespace, SystemCache
+from docbase.core.changes.demand import until_every_process_logs
 from docbase.core.documents import new_document
 from docbase.core.ids import format_timestamp
 from docbase.core.ports import DocumentStore
@@ -41,11 +42,12 @@ async def capture_running(store: DocumentStore, cache: SystemCache) -> bool:
         BackendError: the store failed.
 
     """
-    async def read() -> bool:
-        now = format_timestamp(datetime.now(UTC))
-        return await store.count(CAPTURES_COLLECTION, Gt(("until",), now)) > 0
+    return await cache.fetch(_RUNNING, None, lambda: _leases_now(store))
 
-    return await cache.fetch(_RUNNING, None, read)
+
+async def _leases_now(store: DocumentStore) -> bool:
+    now = format_timestamp(datetime.now(UTC))
+    return await store.count(CAPTURES_COLLECTION, Gt(("until",), now)) > 0
 
 
 class CaptureLeases:
@@ -55,14 +57,19 @@ class CaptureLeases:
         self.store = store
         self.cache = cache
 
-    async def running(self) -> bool:
-        """Tell whether an export or migration is capturing writes now (cached).
+    @property
+    def cached_as(self) -> Namespace[bool]:
+        """The system-cache namespace a lease taken or given back here invalidates."""
+        return _RUNNING
+
+    async def consuming_now(self) -> bool:
+        """Tell whether an export or migration is capturing writes now (no cache).
 
         Raises:
             BackendError: the store failed.
 
         """
-        return await capture_running(self.store, self.cache)
+        return await _leases_now(self.store)
 
 
 def _until() -> str:
@@ -82,7 +89,7 @@ async def capturing(store: DocumentStore, cache: SystemCache) -> AsyncIterator[N
     cache.invalidate(_RUNNING)
     renewing = asyncio.create_task(_renew(store, lease["_id"]))
     try:
-        await asyncio.sleep(CACHE_SECONDS * 1.2)  # every other process's cached "no"
+        await until_every_process_logs()  # every other process's "no" read again
         yield
     finally:
         renewing.cancel()

@@ -21,6 +21,7 @@ import msgspec
 from docbase.core.auth.cache import Namespace, SystemCache
 from docbase.core.errors import Conflict, NotFound
 from docbase.core.query import Query
+from docbase.core.request_schemas import current_snapshot
 from docbase.core.schema.model import CollectionSchema
 from docbase.core.schema.uniqueness import UniqueClaims
 from docbase.core.settings.store import SettingsStore
@@ -51,19 +52,27 @@ class SchemaRegistry:
         self.claims = UniqueClaims(store)
 
     async def all(self) -> dict[str, CollectionSchema]:
-        """Every schema, by collection name (read at most once per cache lifetime)."""
-        cached = self.cache.get(_ALL, None)  # asked several times a write: no closure then
-        if cached is not None:
-            return cached
+        """Every schema, by collection name (read at most once per cache lifetime).
 
-        async def read() -> dict[str, CollectionSchema]:
-            rows = await self.store.find(SCHEMAS_COLLECTION, Query(limit=None))
-            schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"],
-                                        "access": r.get("access")},
-                                       CollectionSchema) for r in rows)
-            return {s.name: s for s in schemas}
+        Inside :class:`~docbase.core.request_schemas.OneSchemaRead` (a request), read
+        once and reused by the rest of the request.
+        """
+        snapshot = current_snapshot(self)
+        if snapshot is not None and snapshot.schemas is not None:
+            return snapshot.schemas
+        schemas = self.cache.get(_ALL, None)  # a hit needs no closure nor coroutine
+        if schemas is None:
+            schemas = await self.cache.fetch(_ALL, None, self._read)
+        if snapshot is not None:
+            snapshot.schemas = schemas
+        return schemas
 
-        return await self.cache.fetch(_ALL, None, read)
+    async def _read(self) -> dict[str, CollectionSchema]:
+        rows = await self.store.find(SCHEMAS_COLLECTION, Query(limit=None))
+        schemas = (msgspec.convert({"name": r["name"], "fields": r["fields"],
+                                    "access": r.get("access")},
+                                   CollectionSchema) for r in rows)
+        return {s.name: s for s in schemas}
 
     async def get(self, collection: str) -> CollectionSchema | None:
         """The schema of ``collection``, or ``None`` when it has none."""
@@ -114,7 +123,14 @@ class SchemaRegistry:
                 await self.store.update(SCHEMAS_COLLECTION, schema_id(schema.name), update,
                                         stamp={})
         finally:
-            self.cache.invalidate(_ALL)
+            self._changed()
+
+    def _changed(self) -> None:
+        """Forget what this process read: the cache's entry and the request's snapshot."""
+        self.cache.invalidate(_ALL)
+        snapshot = current_snapshot(self)
+        if snapshot is not None:
+            snapshot.schemas = None
 
     async def delete(self, collection: str) -> CollectionSchema:
         """Remove the schema of ``collection`` (its documents stay); return it.
@@ -125,7 +141,7 @@ class SchemaRegistry:
         """
         previous = await self.get(collection)
         deleted = await self.store.delete(SCHEMAS_COLLECTION, [schema_id(collection)])
-        self.cache.invalidate(_ALL)
+        self._changed()
         if previous is None or not deleted:
             raise NotFound(f"collection {collection!r} has no schema")
         for spec in previous.fields:

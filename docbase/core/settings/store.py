@@ -15,6 +15,7 @@ import hashlib
 from typing import Any
 
 from docbase.core.auth.cache import Namespace, SystemCache
+from docbase.core.changes.demand import until_every_process_logs
 from docbase.core.errors import ConfigurationError, Conflict, InvalidQuery, NotFound
 from docbase.core.ports import DocumentStore
 from docbase.core.query import split_path
@@ -52,6 +53,20 @@ class SettingsStore:
             return {}
         return {k: v for k, v in document.items() if not k.startswith("_")}
 
+    @property
+    def cached_as(self) -> Namespace[DatabaseSettings]:
+        """The system-cache namespace of the settings (invalidated by every change here)."""
+        return _LOADED
+
+    async def read_now(self) -> DatabaseSettings:
+        """The typed settings as stored now (no cache).
+
+        Raises:
+            ConfigurationError: the stored settings do not fit their types.
+
+        """
+        return DatabaseSettings.from_tree(await self.tree())
+
     async def load(self) -> DatabaseSettings:
         """The typed settings, read at most once per cache lifetime.
 
@@ -59,10 +74,7 @@ class SettingsStore:
             ConfigurationError: the stored settings do not fit their types.
 
         """
-        async def read() -> DatabaseSettings:
-            return DatabaseSettings.from_tree(await self.tree())
-
-        return await self.cache.fetch(_LOADED, None, read)
+        return await self.cache.fetch(_LOADED, None, self.read_now)
 
     async def set(self, path: str, value: Any) -> DatabaseSettings:
         """Store ``value`` at the dotted ``path``, creating the objects on the way.
@@ -83,6 +95,8 @@ class SettingsStore:
         node[steps[-1]] = value
         settings = DatabaseSettings.from_tree(changed)
         await self._write(Update((SetOp(steps, value),)), {"_id": _SETTINGS_ID, **changed})
+        if steps[0] == "realtime" and settings.realtime.enabled:
+            await until_every_process_logs()  # realtime consumes the change log
         return settings
 
     async def unset(self, path: str) -> bool:

@@ -23,6 +23,7 @@ from typing import Any
 import msgspec
 
 from docbase.core.auth.cache import Namespace, SystemCache
+from docbase.core.changes.demand import until_every_process_logs
 from docbase.core.changes.entries import Change
 from docbase.core.changes.log import ChangeLog
 from docbase.core.documents import Document, new_document
@@ -98,6 +99,9 @@ class WebhookRegistry:
                   methods: Iterable[str] = (), secret: str | None = None) -> Webhook:
         """Add a webhook called for the changes from now on; return it (with its secret).
 
+        It returns once every process sharing the storage logs its writes
+        (``docbase/core/changes/demand.py``): no write begun after it returned is missed.
+
         Raises:
             InvalidQuery: a malformed URL, collection or method, a secret shorter than 16
                 characters, or a URL that reaches a non-public address while the limit
@@ -120,6 +124,7 @@ class WebhookRegistry:
         document = new_document(body, "system")
         await self.store.insert(WEBHOOKS_COLLECTION, [document])
         self.cache.invalidate(_ACTIVE)
+        await until_every_process_logs()
         return webhook_of(document)
 
     async def find(self, *, enabled_only: bool = False) -> list[Webhook]:
@@ -139,10 +144,16 @@ class WebhookRegistry:
 
     async def any_enabled(self) -> bool:
         """Tell whether some webhook is enabled (trusted for the cache's second)."""
-        async def read() -> bool:
-            return bool(await self.store.count(WEBHOOKS_COLLECTION, Eq(("enabled",), True)))
+        return await self.cache.fetch(_ACTIVE, None, self.consuming_now)
 
-        return await self.cache.fetch(_ACTIVE, None, read)
+    async def consuming_now(self) -> bool:
+        """Tell whether some webhook is enabled, reading the store now (no cache)."""
+        return bool(await self.store.count(WEBHOOKS_COLLECTION, Eq(("enabled",), True)))
+
+    @property
+    def cached_as(self) -> Namespace[bool]:
+        """The system-cache namespace invalidated by every change of a webhook here."""
+        return _ACTIVE
 
     async def save(self, webhook: Webhook, **changes: Any) -> Webhook:
         """Store ``changes`` to a webhook's fields, at the version it was read at.
@@ -167,8 +178,10 @@ class WebhookRegistry:
 
         """
         webhook = await self.get(webhook_id)
-        return await self.save(webhook, enabled=True, failures=0, next_attempt="",
-                               disabled=None)
+        enabled = await self.save(webhook, enabled=True, failures=0, next_attempt="",
+                                  disabled=None)
+        await until_every_process_logs()  # as add: every process logs before it returns
+        return enabled
 
     async def remove(self, webhook_id: str) -> bool:
         """Remove a webhook; tell whether there was one."""
