@@ -91,7 +91,7 @@ class Database(AsyncResource):
         self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, log)
         """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
         self.changes = ChangeFeed(log, self.limits, LogDemand(
-            (RealtimeSwitch(self.settings), self.webhooks, CaptureLeases(store, self.auth_cache)),
+            (RealtimeSwitch(self.settings), self.webhooks, CaptureLeases(store)),
             self.auth_cache))
         """Committed writes are published here and logged; ``db.changes(...)`` reads them
         back from every process (:mod:`docbase.core.changes`)."""

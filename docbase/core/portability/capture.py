@@ -33,29 +33,15 @@ LEASE_SECONDS = 60.0
 """How long a capture lease is valid after its last renewal."""
 RENEW_EVERY = LEASE_SECONDS / 3
 _RUNNING: Namespace[bool] = Namespace("portability.capturing")
-
-
-async def capture_running(store: DocumentStore, cache: SystemCache) -> bool:
-    """Whether an export or migration of this database is capturing writes now.
-
-    Raises:
-        BackendError: the store failed.
-
-    """
-    return await cache.fetch(_RUNNING, None, lambda: _leases_now(store))
-
-
-async def _leases_now(store: DocumentStore) -> bool:
-    now = format_timestamp(datetime.now(UTC))
-    return await store.count(CAPTURES_COLLECTION, Gt(("until",), now)) > 0
+"""Invalidated when this process takes or gives back a lease, so its change feed's demand
+reads the leases again at once (``SystemCache.invalidations``); nothing is cached under it."""
 
 
 class CaptureLeases:
     """The capture leases of one database, as the change feed's demand asks them."""
 
-    def __init__(self, store: DocumentStore, cache: SystemCache) -> None:
+    def __init__(self, store: DocumentStore) -> None:
         self.store = store
-        self.cache = cache
 
     @property
     def cached_as(self) -> Namespace[bool]:
@@ -69,7 +55,8 @@ class CaptureLeases:
             BackendError: the store failed.
 
         """
-        return await _leases_now(self.store)
+        now = format_timestamp(datetime.now(UTC))
+        return await self.store.count(CAPTURES_COLLECTION, Gt(("until",), now)) > 0
 
 
 def _until() -> str:
@@ -112,4 +99,4 @@ async def _forget_expired(store: DocumentStore) -> None:
     await store.delete_where(CAPTURES_COLLECTION, Lt(("until",), now))
 
 
-__all__ = ["CAPTURES_COLLECTION", "capture_running", "capturing"]
+__all__ = ["CAPTURES_COLLECTION", "CaptureLeases", "capturing"]
