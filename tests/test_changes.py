@@ -90,6 +90,33 @@ async def test_a_live_reader_receives_writes_made_after_it_started(db: Database)
     assert [c.documents[0]["n"] for c in changes] == [1, 2]
 
 
+async def test_a_subscription_opened_while_the_last_one_closes_misses_nothing(
+    db: Database,
+) -> None:
+    # The last subscriber leaving stops the process's reader; a resume arriving while it
+    # stops (a client reconnecting at once) starts the next one. It must read what
+    # followed its resume point, not a reader or entries left over from the first.
+    people = db.collection("people")
+    await people.insert({"n": 1})
+    first = db.changes.subscription(0)
+    await first.__aenter__()
+    assert [c.seq for c in await first.next(20)] == [1]
+    await people.insert({"n": 2})
+    await people.insert({"n": 3})
+    assert [c.seq for c in await first.next(20)][:1] == [2]
+    second = db.changes.subscription(1)
+    await asyncio.gather(first.__aexit__(None, None, None), second.__aenter__())
+    try:
+        seqs: list[int] = []
+        while len(seqs) < 2:
+            batch = await second.next(5)
+            assert batch, f"only {seqs} after resuming from 1"
+            seqs += [c.seq for c in batch]
+        assert seqs == [2, 3]
+    finally:
+        await second.__aexit__(None, None, None)
+
+
 async def test_nothing_is_logged_while_realtime_is_off(stores: Any) -> None:
     db = Database(*stores)
     await db.collection("people").insert({"n": 1})

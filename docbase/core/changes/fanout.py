@@ -79,24 +79,29 @@ class Fanout:
             await self.close()
 
     async def close(self) -> None:
-        """Stop reading and forget what is held."""
+        """Stop reading and forget what is held.
+
+        Forgotten before the reader has stopped: a subscription may attach while it
+        stops, and the reader it starts must begin afresh, not inherit this one's
+        position (which would hide what lies between) nor have its entries cleared.
+        """
         task, self._task = self._task, None
-        await stop_task(task)
         self._entries, self._seqs, self._reader = [], [], None
+        await stop_task(task)
 
     async def _run(self) -> None:
         interval = self.limits.change_poll_interval
-        while self._reader is None:
+        while True:
             try:
                 start = (await self.log.state())[0]
+                break
             except DocbaseError as exc:
                 logger.error("change log unreadable, trying again: %s", exc.message)
                 await asyncio.sleep(interval)
-                continue
-            self.floor = start
-            self._reader = LogReader(self.log, start, grace=self.limits.change_gap_grace)
+        reader = LogReader(self.log, start, grace=self.limits.change_gap_grace)
+        self.floor, self._reader = start, reader
         self._ready.set()
-        reader, seen = self._reader, -1
+        seen = -1
         while True:
             try:
                 batch = await reader.read()
