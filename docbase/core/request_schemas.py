@@ -92,15 +92,7 @@ def reads_schemas_once(
 
     @wraps(method)
     async def once(self: S, /, *args: P.args, **kwargs: P.kwargs) -> R:
-        owner = self.schema_owner
-        if current_snapshot(owner) is not None:  # inside a request already
+        with OneSchemaRead(self.schema_owner):  # inside a request already: the outer's
             return await method(self, *args, **kwargs)
-        snapshot = RequestSchemas(owner)
-        token = _CURRENT.set(snapshot)
-        try:
-            return await method(self, *args, **kwargs)
-        finally:
-            snapshot.closed = True
-            _CURRENT.reset(token)
 
     return once
