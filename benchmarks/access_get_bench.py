@@ -26,22 +26,19 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import json
 import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
-import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+from served_process import http, serve_process
 
 HERE = Path(__file__).resolve().parent
 KEY = "access-get-bench-admin-key-0123456789"
 EMAIL, PASSWORD = "writer@example.com", "correct horse battery"
-PROXY = {"X-Forwarded-Proto": "https"}
 RULES = {"plain": None,
          "private": {"read": ["*"], "create": ["*"], "private": True},
          "role": {"read": ["editor"], "create": ["editor"]}}
@@ -49,48 +46,13 @@ FIELDS = [{"name": "title", "type": "text"}, {"name": "n", "type": "number"},
           {"name": "tags", "type": "json"}]
 
 
-def http(method: str, url: str, body: object = None, headers: dict[str, str] | None = None
-         ) -> object:
-    assert url.startswith("http://127.0.0.1"), url
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={
-        "content-type": "application/json", **PROXY, **(headers or {})})
-    with urllib.request.urlopen(request, timeout=300) as answer:
-        raw = answer.read()
-        return json.loads(raw) if raw else None
-
-
 @contextlib.contextmanager
 def served(backend: str, port: int) -> Iterator[str]:
     """A ``docbase serve`` on ``backend``; its base URL."""
-    directory = tempfile.mkdtemp(prefix="access-get-bench-")
-    command = [str(Path(sys.executable).parent / "docbase"), "serve", "--data-dir", directory,
-               "--port", str(port), "--proxy-headers", "--workers", "1"]
-    database = "access_get_bench"
-    if backend == "postgresql":
-        subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c",
-                        f"drop database if exists {database}", "-c",
-                        f"create database {database}"], check=True, capture_output=True)
-        command += ["--storage", f"postgresql://postgres@127.0.0.1/{database}"]
-    with open(Path(directory) / "serve.log", "w") as log:
-        process = subprocess.Popen(command, env={**os.environ, "DOCBASE_ADMIN_KEY": KEY},
-                                   stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                http("GET", base + "/health")
-                break
-            except OSError:
-                time.sleep(0.3)
+    directory = Path(tempfile.mkdtemp(prefix="access-get-bench-"))
+    fresh = "access_get_bench" if backend == "postgresql" else None
+    with serve_process(directory, port, KEY, fresh_database=fresh) as (base, _pid):
         yield base
-    finally:
-        process.terminate()
-        process.wait(30)
-        if backend == "postgresql":
-            subprocess.run(["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c",
-                            f"drop database if exists {database}"], check=False,
-                           capture_output=True)
 
 
 def seed(base: str, documents: int, directory: Path) -> str:
@@ -99,7 +61,7 @@ def seed(base: str, documents: int, directory: Path) -> str:
     http("POST", base + "/_ops/users", {"email": EMAIL, "password": PASSWORD,
                                         "roles": ["editor"]}, admin)
     answer = http("POST", base + "/auth/login", {"email": EMAIL, "password": PASSWORD})
-    token = {"authorization": f"Bearer {answer['jwt']}"}  # type: ignore[index]
+    token = {"authorization": f"Bearer {answer['jwt']}"}
     for name, access in RULES.items():
         schema = {"fields": FIELDS, **({"access": access} if access else {})}
         http("PUT", f"{base}/rest/{name}/_meta", schema, admin)
@@ -107,7 +69,7 @@ def seed(base: str, documents: int, directory: Path) -> str:
         for start in range(0, documents, 1000):
             batch = [{"title": f"note {i}", "n": i, "tags": [f"t{i % 7}", f"t{i % 11}"]}
                      for i in range(start, min(documents, start + 1000))]
-            ids += [d["_id"] for d in http("POST", f"{base}/rest/{name}", batch, token)]  # type: ignore[union-attr]
+            ids += [d["_id"] for d in http("POST", f"{base}/rest/{name}", batch, token)]
         (directory / f"{name}.ids").write_text("\n".join(ids) + "\n")
     return token["authorization"]
 

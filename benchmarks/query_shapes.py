@@ -16,9 +16,16 @@ threshold of automatic indexes is lowered to ``--warmup`` finds (in a day, not 2
 collection's (``--indexes declared`` declares the queried fields with ``ensure_index``
 instead, as ``index: true`` does). The plan of each shape is printed with ``--plans``.
 
+``--served`` times them as a user of ``docbase serve`` meets them (the method of
+issue 31's acceptance): after the same loading and warm-up, one ``docbase serve`` (one
+worker, plain HTTP behind a trusted proxy header, ``served_process.py``) serves the
+store, and each shape is the ``GET /rest/people?q=...&h=...`` a client sends (a count:
+``&totals=true&count=true``), over one kept-alive connection, against ``GET
+/rest/people/ID`` on the same server.
+
     .venv/bin/python benchmarks/query_shapes.py [--documents 1000000]
         [--stores sqlite,postgresql] [--indexes auto|declared] [--runs 200] [--plans]
-        [--skip-scans]
+        [--skip-scans] [--served [--port 8470]]
         [--postgresql postgresql://postgres@127.0.0.1:5432/test]
 
 SQLite lives in a temporary directory; PostgreSQL in a fresh schema, dropped at the end.
@@ -28,24 +35,30 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import http.client
 import json
 import statistics
 import tempfile
 import time
+import urllib.parse
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from portability_bench import drop, store_url
+from served_process import PROXY, serve_process
 
 from docbase.core.documents import new_document
 from docbase.core.query import Query
 from docbase.core.schemes import open_stores
 from docbase.core.settings import AutoIndexing
-from docbase.testing.query_shapes import INDEXED, body, owner, shapes
+from docbase.testing.query_shapes import INDEXED, Shape, body, owner, shapes
 
 BULK = 20_000
 INDEXES_PER_SHAPE = 3
 COLLECTION = "people"
+KEY = "query-shapes-bench-admin-key-0123456789"
+HEADERS = {**PROXY, "x-apikey": KEY}
 
 
 async def load(store: Any, size: int) -> list[str]:
@@ -99,23 +112,92 @@ async def measure(url: str, args: argparse.Namespace) -> list[dict[str, Any]]:
             if idle is not None:
                 await idle.idle()
         print(f"  warmed up in {time.perf_counter() - began:.0f} s", flush=True)
-        sample = iter(ids * (args.runs // len(ids) + 1))
-        get = await timed(lambda: store.get(COLLECTION, next(sample)), args.runs)
-        rows = [{"shape": "get by id", "ms": get, "ratio": 1.0}]
-        for name, kind, query in cases:
-            async def run(kind: str = kind, query: Query = query) -> Any:
-                if kind == "find":
-                    return await store.find(COLLECTION, query)
-                return await store.count(COLLECTION, query.filter)
+        if args.served:
+            explain = store.explain  # type: ignore[attr-defined]  # SQL stores only
+            plans = {name: await explain(COLLECTION, query if kind == "find" else query.filter)
+                     for name, kind, query in cases} if args.plans else {}
+        else:
+            return await in_process(store, args, ids, cases)
+    return served_rows(url, args, ids, plans)
 
-            found = await run()
-            ms = await timed(run, args.runs)
-            rows.append({"shape": name, "ms": ms, "ratio": ms / get,
-                         "found": found if isinstance(found, int) else len(found)})
-            if args.plans:
-                plan = await store.explain(COLLECTION, query if kind == "find" else query.filter)
-                print(f"  {name}:\n    " + plan.replace("\n", "\n    "), flush=True)
-        return rows
+
+async def in_process(store: Any, args: argparse.Namespace, ids: list[str],
+                     cases: Sequence[tuple[str, str, Query]]) -> list[dict[str, Any]]:
+    """Time every shape and get-by-id through the library."""
+    sample = iter(ids * (args.runs // len(ids) + 1))
+    get = await timed(lambda: store.get(COLLECTION, next(sample)), args.runs)
+    rows = [{"shape": "get by id", "ms": get, "ratio": 1.0}]
+    for name, kind, query in cases:
+        async def run(kind: str = kind, query: Query = query) -> Any:
+            if kind == "find":
+                return await store.find(COLLECTION, query)
+            return await store.count(COLLECTION, query.filter)
+
+        found = await run()
+        ms = await timed(run, args.runs)
+        rows.append({"shape": name, "ms": ms, "ratio": ms / get,
+                     "found": found if isinstance(found, int) else len(found)})
+        if args.plans:
+            plan = await store.explain(COLLECTION, query if kind == "find" else query.filter)
+            print(f"  {name}:\n    " + plan.replace("\n", "\n    "), flush=True)
+    return rows
+
+
+def timed_requests(connection: http.client.HTTPConnection, paths: list[str],
+                   runs: int) -> tuple[float, int]:
+    """Median milliseconds of GETs of ``paths`` in turn (as :func:`timed`); documents found."""
+    timings: list[float] = []
+    found = 0
+    started = time.perf_counter()
+    turn = 0
+    while len(timings) < runs and (len(timings) < 5 or time.perf_counter() - started < 3):
+        began = time.perf_counter()
+        connection.request("GET", paths[turn % len(paths)], headers=HEADERS)
+        answer = connection.getresponse()
+        raw = answer.read()
+        timings.append((time.perf_counter() - began) * 1000)
+        if answer.status != 200:
+            raise SystemExit(f"GET {paths[turn % len(paths)]}: {answer.status} {raw[:300]!r}")
+        turn += 1
+        if turn == 1:
+            body = json.loads(raw)
+            found = (body["totals"]["count"] if isinstance(body, dict) and "totals" in body
+                     else len(body) if isinstance(body, list) else 1)
+    return statistics.median(timings), found
+
+
+def shape_path(shape: Shape) -> str:
+    """The ``GET /rest`` a user sends for ``shape`` (a count: ``totals`` and ``count``)."""
+    params = {"q": json.dumps(shape.q)}
+    if shape.h:
+        params["h"] = json.dumps(shape.h)
+    if shape.kind == "count":
+        params |= {"totals": "true", "count": "true"}
+    return f"/rest/{COLLECTION}?" + urllib.parse.urlencode(params)
+
+
+def served_rows(url: str, args: argparse.Namespace, ids: list[str],
+                plans: dict[str, str]) -> list[dict[str, Any]]:
+    """Time every shape and get-by-id over HTTP, one ``docbase serve`` on the loaded store."""
+    directory = Path(tempfile.mkdtemp(prefix="query-shapes-served-"))
+    with serve_process(directory, args.port, KEY, storage=url) as (_base, _pid):
+        connection = http.client.HTTPConnection("127.0.0.1", args.port, timeout=600)
+        cases = [shape for shape in shapes(args.documents)
+                 if not (args.skip_scans and shape.scans)]
+        for _ in range(args.warmup):  # the server's own caches and statements
+            for shape in cases:
+                timed_requests(connection, [shape_path(shape)], 1)
+        get, _ = timed_requests(connection, [f"/rest/{COLLECTION}/{i}" for i in ids],
+                                args.runs)
+        rows = [{"shape": "get by id", "ms": get, "ratio": 1.0}]
+        for shape in cases:
+            ms, found = timed_requests(connection, [shape_path(shape)], args.runs)
+            rows.append({"shape": shape.name, "ms": ms, "ratio": ms / get, "found": found})
+            if shape.name in plans:
+                print(f"  {shape.name}:\n    " + plans[shape.name].replace("\n", "\n    "),
+                      flush=True)
+        connection.close()
+    return rows
 
 
 def main() -> None:
@@ -132,6 +214,9 @@ def main() -> None:
                         help="leave out the shapes marked scans=True (none now)")
     parser.add_argument("--postgresql", default="postgresql://postgres@127.0.0.1:5432/test")
     parser.add_argument("--json", help="also write the results to this file")
+    parser.add_argument("--served", action="store_true",
+                        help="time over HTTP, through one docbase serve on the loaded store")
+    parser.add_argument("--port", type=int, default=8470)
     args = parser.parse_args()
     results: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as directory:

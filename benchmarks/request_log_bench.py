@@ -33,67 +33,40 @@ from __future__ import annotations
 import argparse
 import asyncio
 import contextlib
-import json
 import os
 import re
 import statistics
 import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
+
+from served_process import http as request_json
+from served_process import serve_process
 
 from docbase.adapters.sql import from_url
 from docbase.core.requestlog import RequestLog
 
 HERE = Path(__file__).resolve().parent
 KEY = "request-log-bench-admin-key-0123456789"
-PROXY = {"X-Forwarded-Proto": "https"}
 MODES = {"on": [], "off": ["--request-log-keep", "0"]}
 
 
-def http(method: str, url: str, body: object = None) -> object:
-    assert url.startswith("http://127.0.0.1"), url
-    data = None if body is None else json.dumps(body).encode()
-    request = urllib.request.Request(url, data=data, method=method, headers={
-        "content-type": "application/json", "x-apikey": KEY, **PROXY})
-    with urllib.request.urlopen(request, timeout=300) as answer:
-        raw = answer.read()
-        return json.loads(raw) if raw else None
+def http(method: str, url: str, body: object = None) -> Any:
+    """One request with the full-access key."""
+    return request_json(method, url, body, {"x-apikey": KEY})
 
 
 @contextlib.contextmanager
 def served(backend: str, mode: str, port: int) -> Iterator[tuple[str, int]]:
-    """A ``docbase serve`` on ``backend`` with the log ``mode``; its base URL."""
-    directory = tempfile.mkdtemp(prefix=f"request-log-bench-{mode}-")
-    command = [str(Path(sys.executable).parent / "docbase"), "serve", "--data-dir", directory,
-               "--port", str(port), "--proxy-headers", "--workers", "1", *MODES[mode]]
-    database = f"request_log_bench_{mode}"
-    psql = ["psql", "-h", "127.0.0.1", "-U", "postgres", "-q", "-c"]
-    if backend == "postgresql":
-        subprocess.run([*psql, f"drop database if exists {database}", "-c",
-                        f"create database {database}"], check=True, capture_output=True)
-        command += ["--storage", f"postgresql://postgres@127.0.0.1/{database}"]
-    with open(Path(directory) / "serve.log", "w") as log:
-        process = subprocess.Popen(command, env={**os.environ, "DOCBASE_ADMIN_KEY": KEY},
-                                   stdout=log, stderr=subprocess.STDOUT)
-    base = f"http://127.0.0.1:{port}"
-    try:
-        for _ in range(200):
-            try:
-                http("GET", base + "/health")
-                break
-            except OSError:
-                time.sleep(0.3)
-        yield base, process.pid
-    finally:
-        process.terminate()
-        process.wait(30)
-        if backend == "postgresql":
-            subprocess.run([*psql, f"drop database if exists {database}"], check=False,
-                           capture_output=True)
+    """A ``docbase serve`` on ``backend`` with the log ``mode``; its base URL and pid."""
+    directory = Path(tempfile.mkdtemp(prefix=f"request-log-bench-{mode}-"))
+    fresh = f"request_log_bench_{mode}" if backend == "postgresql" else None
+    with serve_process(directory, port, KEY, fresh_database=fresh,
+                       options=MODES[mode]) as served_at:
+        yield served_at
 
 
 def seed(base: str, documents: int, ids_file: Path) -> None:
@@ -102,7 +75,7 @@ def seed(base: str, documents: int, ids_file: Path) -> None:
     for start in range(0, documents, 1000):
         batch = [{"title": f"note {i}", "n": i, "tags": [f"t{i % 7}", f"t{i % 11}"]}
                  for i in range(start, min(documents, start + 1000))]
-        ids += [d["_id"] for d in http("POST", f"{base}/rest/notes", batch)]  # type: ignore[union-attr]
+        ids += [d["_id"] for d in http("POST", f"{base}/rest/notes", batch)]
     ids_file.write_text("\n".join(ids) + "\n")
 
 
