@@ -163,6 +163,8 @@ async def test_reads_and_keyed_writes_are_sent_again_after_a_connection_failure(
         nonlocal connections
         connections += 1
         writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()
 
     listener = await asyncio.start_server(drop, "127.0.0.1", 0)
     url = f"https://127.0.0.1:{listener.sockets[0].getsockname()[1]}"
@@ -351,5 +353,7 @@ async def test_a_server_that_never_answers_times_out_as_a_backend_error() -> Non
         with pytest.raises(BackendError, match="Timeout"):
             await db.collection("notes").find()
     assert len(held) == 2  # a read is sent again after a timeout
-    for writer in held:
+    for writer in held:  # closed before the test's event loop ends, not left to it
         writer.close()
+        with contextlib.suppress(OSError):
+            await writer.wait_closed()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import ssl
 from typing import Any
 
@@ -144,6 +145,8 @@ async def test_q_and_h_may_arrive_unencoded(live: LiveDocbase) -> None:
     await writer.drain()
     raw = await reader.read()
     writer.close()
+    with contextlib.suppress(OSError, ssl.SSLError):
+        await writer.wait_closed()
     head, _, body = raw.partition(b"\r\n\r\n")
     assert head.startswith(b"HTTP/1.1 200"), raw
     assert [d["name"] for d in msgspec.json.decode(body)] == ["Cid", "Ann"]
