@@ -4,11 +4,14 @@ Against a real ``docbase serve``: rules typed into the schema designer are store
 ``_meta`` shows them and hold over ``/rest`` for two users' login tokens; refused rules
 name their key beside the input and store nothing; the preview reads a collection as a
 user would (through the read pipeline, with the user's roles, ``private`` and field
-rules); the lookup picker's search finds a document beyond the first 200.
+rules); the lookup picker's search finds a document beyond the first 200, and the image
+and file pickers' search a file beyond the newest 200, by name or id, images only for
+an image field, its name cleaned of direction overrides.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -16,6 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
+from docbase.http.console.rendering import visible
+from tests import media_samples
 from tests.console_browser import ADMIN
 from tests.console_browser import PASSWORD as ADMIN_PASSWORD
 from tests.test_console_security import signed_in
@@ -23,6 +28,9 @@ from tests.test_serve_harness import Served, run_cli, serving
 
 FIELDS = ('{"fields": [{"name": "title", "type": "text"}, '
           '{"name": "salary", "type": "number"}]}')
+RLO = "\u202e"
+ODD_NAME = f"old <img src=x onerror=alert(1)> report {RLO}fdp.txt"
+"""A file name with markup and a right-to-left override, as an upload may bring."""
 USERS = {"ann@example.com": "", "bob@example.com": "editor", "hr@example.com": "hr"}
 PASSWORD = "long enough password"
 
@@ -56,6 +64,16 @@ def _rules(csrf: str, **inputs: str) -> dict[str, str]:
     return {"csrf": csrf, "schema": FIELDS, "mode": "schemaless", "apply": "1",
             "access_on": "on", "rule-0-field": "title", "rule-1-field": "salary",
             "rule-2-field": "", **inputs}
+
+
+def _new_document_form(client: httpx.Client, csrf: str, collection: str,
+                       fields: list[dict[str, str]]) -> str:
+    """The new-document page of ``collection`` once the designer applied ``fields``."""
+    applied = client.post(f"/_/schema/{collection}", data={
+        "csrf": csrf, "mode": "schemaless", "apply": "1",
+        "schema": json.dumps({"fields": fields})})
+    assert "Applied." in applied.text, applied.text
+    return client.get(f"/_/c/{collection}/_new").text
 
 
 def _meta(served: Served, collection: str) -> dict[str, Any]:
@@ -180,12 +198,9 @@ def test_the_lookup_search_finds_a_document_beyond_the_first_200_within_a_bound(
     assert authors.status_code == 201, authors.text
     ids = {d["name"]: d["_id"] for d in served.request(
         "GET", "/rest/authors?max=1000", key=served.admin_key).json()}
-    applied = client.post("/_/schema/books", data={
-        "csrf": csrf, "mode": "schemaless", "apply": "1", "schema": (
-            '{"fields": [{"name": "title", "type": "text"}, '
-            '{"name": "author", "type": "lookup", "collection": "authors"}]}')})
-    assert "Applied." in applied.text, applied.text
-    form = client.get("/_/c/books/_new").text
+    form = _new_document_form(client, csrf, "books", [
+        {"name": "title", "type": "text"},
+        {"name": "author", "type": "lookup", "collection": "authors"}])
     assert 'data-pick="/_/pick/authors"' in form
     assert "/_/static/pickers.js" in form
     last = ids["author 259"]
@@ -199,3 +214,54 @@ def test_the_lookup_search_finds_a_document_beyond_the_first_200_within_a_bound(
     assert len(client.get("/_/pick/authors", params={"text": "author"}).json()) == 50
     assert client.get("/_/pick/authors", params={"text": ""}).json() == []
     assert client.get("/_/static/pickers.js").status_code == 200
+
+
+def _upload(served: Served, files: list[tuple[str, bytes, str]]) -> list[str]:
+    answer = served.request("POST", "/media", key=served.admin_key,
+                            files=[("file", file) for file in files])
+    assert answer.status_code == 201, answer.text
+    ids: list[str] = answer.json()["ids"]
+    return ids
+
+
+def test_the_media_search_finds_a_file_beyond_the_newest_200_by_name_or_id(
+        served: Served, console: tuple[httpx.Client, str]) -> None:
+    client, csrf = console
+    report, photo = _upload(served, [(ODD_NAME, b"old", "text/plain"),
+                                     ("old-photo.png", media_samples.png(4, 4), "image/png")])
+    for batch in range(2):  # two uploads of 100 (limits.max_upload_files): 200 newer files
+        _upload(served, [(f"filler {batch}-{n:03}.txt", b"x", "text/plain")
+                         for n in range(100)])
+    form = _new_document_form(client, csrf, "reports", [
+        {"name": "photo", "type": "image"}, {"name": "attachment", "type": "file"}])
+    assert 'data-pick="/_/pick-media/image"' in form
+    assert 'data-pick="/_/pick-media/file"' in form
+    assert report not in form  # not among the newest 200 the page offers
+    found = client.get("/_/pick-media/file", params={"text": "OLD <IMG SRC"})
+    assert found.status_code == 200, found.text
+    assert found.headers["content-type"].startswith("application/json")
+    # the upload keeps the name without its override; the picker passes it through visible
+    assert found.json() == [{"id": report, "label": visible(ODD_NAME.replace(RLO, ""))}]
+    assert RLO not in found.json()[0]["label"]
+    assert [f["id"] for f in client.get("/_/pick-media/file",
+                                        params={"text": report}).json()] == [report]
+    assert [f["id"] for f in client.get("/_/pick-media/file",
+                                        params={"text": "old"}).json()] == [photo, report]
+    assert [f["id"] for f in client.get("/_/pick-media/image",
+                                        params={"text": "old"}).json()] == [photo]
+    assert client.get("/_/pick-media/image", params={"text": report}).json() == []
+    assert client.get("/_/pick-media/file", params={"text": ".*"}).json() == []
+    assert len(client.get("/_/pick-media/file", params={"text": "filler"}).json()) == 50
+    assert client.get("/_/pick-media/file", params={"text": ""}).json() == []
+    assert client.get("/_/pick-media/video", params={"text": "old"}).status_code == 404
+
+
+def test_the_media_search_refuses_one_not_signed_in_as_the_lookup_search_does(
+        served: Served) -> None:
+    lookup = served.request("GET", "/_/pick/authors", params={"text": "x"})
+    media = served.request("GET", "/_/pick-media/file", params={"text": "x"})
+    assert (media.status_code, lookup.status_code) == (303, 303)
+    assert media.headers["location"].startswith("/_/signin?next=")
+    assert media.headers["location"].endswith("next=%2F_%2Fpick-media%2Ffile%3Ftext%3Dx")
+    assert media.headers["content-security-policy"] == \
+        lookup.headers["content-security-policy"]

@@ -3,7 +3,8 @@
 Rules set in the schema designer (private, a role for update) hold over ``/rest`` for
 two users' login tokens, and a bad ``where.read`` filter is shown beside its input and
 stores nothing; "View as user" shows only the rows that user may read; the lookup
-picker's search finds a document beyond the first 200 of its target collection. Every
+picker's search finds a document beyond the first 200 of its target collection, and an
+image field's search box an image by part of its name (its markup shown as text). Every
 page fails the test on a dialog, a script error, a CSP violation or an axe-core finding
 (``tests/console_browser.py``).
 """
@@ -17,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests import console_browser as console
+from tests import media_samples
 from tests.console_browser import ConsoleServer
 
 expect = pytest.importorskip("playwright.sync_api").expect
@@ -156,3 +158,33 @@ def test_the_lookup_picker_finds_a_document_beyond_the_first_200(
         expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
     shelf = server.api("GET", "/rest/shelf", params={"q": '{"title": "Far down"}'}).json()
     assert [a["_id"] for a in shelf[0]["author"]] == [wanted]
+
+
+def test_the_image_picker_finds_an_image_by_name_and_shows_its_markup_as_text(
+        server: ConsoleServer, browser: Any) -> None:
+    name = "beach <b>sunset.png"
+    uploaded = server.api("POST", "/media", files=[
+        ("file", (name, media_samples.png(4, 4), "image/png")),
+        ("file", ("beach notes.txt", b"sand", "text/plain"))])
+    assert uploaded.status_code == 201, uploaded.text
+    wanted, _ = uploaded.json()["ids"]
+    defined = server.api("PUT", "/rest/gallery/_meta", json={"fields": [
+        {"name": "title", "type": "text"}, {"name": "photo", "type": "image"}]})
+    assert defined.status_code == 200, defined.text
+    with console.open_page(browser) as watched:
+        page = watched.page
+        console.sign_in(page, server)
+        page.goto(server.url + "/_/c/gallery/_new")
+        page.get_by_label("title").fill("At the beach")
+        expect(page.locator("#f-1-find-hint")).to_contain_text("every image of the media")
+        page.get_by_label("Find an image to pick").fill("BEACH <b>")
+        found = page.locator("#f-1-found button")
+        expect(found).to_have_text(f"{name} · {wanted}")  # one: the notes are no image
+        assert page.locator("#f-1-found b").count() == 0
+        found.click()
+        expect(page.get_by_label("photo image")).to_have_value(wanted)
+        page.get_by_role("button", name="Create").click()
+        expect(page.get_by_role("status").filter(has_text="Saved.")).to_be_visible()
+    gallery = server.api("GET", "/rest/gallery", params={"q": '{"title": "At the beach"}'}
+                         ).json()
+    assert gallery[0]["photo"] == [wanted]

@@ -56,6 +56,8 @@ def form_specs(schema: CollectionSchema | None) -> list[FieldSpec]:
 
 LIST_TYPES = frozenset({FieldType.TAGS, FieldType.IMAGE, FieldType.FILE, FieldType.LOOKUP})
 """Array fields edited as one comma-separated line: tags, media ids, lookup ids."""
+MEDIA_FIELDS = {FieldType.IMAGE: "image", FieldType.FILE: "file"}
+"""The media an image or file field's search box finds (``/_/pick-media/<kind>``)."""
 
 
 def _item(value: Any, spec: FieldSpec) -> str | None:
@@ -125,13 +127,15 @@ def inputs(specs: list[FieldSpec], values: dict[str, str],
     """What the template needs of each input: name, type, value, its messages.
 
     ``choices``: the ``(id, label)`` a lookup or media field offers (:mod:`pickers`);
-    ``target``: the collection a lookup field's search box searches.
+    ``target``: the collection a lookup field's search box searches; ``media``: the
+    files an image or file field's box searches (``image`` or ``file``).
     """
     return [{"index": i, "name": s.name, "type": str(s.type), "value": values.get(s.name, ""),
              "html_type": html_type(s, values.get(s.name, "")),
              "mode": INPUT_MODES.get(s.type, "text"),
              "choices": (choices or {}).get(s.name, []),
              "target": s.collection if s.type == FieldType.LOOKUP else None,
+             "media": MEDIA_FIELDS.get(s.type),
              "required": s.required, "options": list(s.options or ()),
              "messages": [m for e in errors if e.field.split(".")[0] == s.name
                           for m in e.message]}

@@ -1,7 +1,8 @@
-// docbase console: the lookup picker's search. A lookup field's first 200 documents
-// come with the page; its "Find a document to pick" box asks the server (GET /_/pick/<collection>
-// ?text=...) for the documents holding the text typed, and lists them as buttons
-// (their label and id as text, never as HTML). A click adds the id to the field.
+// docbase console: the pickers' search. A lookup field's first 200 documents, an image
+// or file field's newest 200 files, come with the page; its "Find a document to pick"
+// ("an image", "a file") box asks the server (GET /_/pick/<collection>?text=... or
+// /_/pick-media/<image|file>?text=...) for the ones holding the text typed, and lists
+// them as buttons (their label and id as text, never as HTML). A click adds the id.
 "use strict";
 (function () {
   var boxes = document.querySelectorAll("input[data-pick]");
@@ -57,7 +58,7 @@
             return;  // a newer search is on its way
           }
           if (found.length === 0) {
-            say("No document holds \u201c" + text + "\u201d.");
+            say("Nothing found for \u201c" + text + "\u201d.");
             return;
           }
           list.replaceChildren.apply(list, found.map(choice));
