@@ -23,7 +23,7 @@ PUBLIC = {"/_/signin", "/_/static/{name:str}", "/_/{unknown:path}"}
 """Routes that answer without a session (the sign-in POST has its own CSRF check; an
 unknown page answers 404)."""
 SAMPLES = {"target": "people/_new", "name": "console.css", "action": "create",
-           "group": "realtime",
+           "group": "realtime", "kind": "image",
            "collection": "people",
            "db_name": "docbase"}
 
