@@ -72,11 +72,16 @@ async def load(store: Any, size: int) -> list[str]:
     return ids
 
 
+def more_runs(timings: list[float], runs: int, started: float) -> bool:
+    """Whether to time once more: ``runs`` in all, fewer past 3 s, at least 5."""
+    return len(timings) < runs and (len(timings) < 5 or time.perf_counter() - started < 3)
+
+
 async def timed(call: Any, runs: int) -> float:
     """Median milliseconds of ``runs`` awaits of ``call()`` (fewer past 3 s, at least 5)."""
     timings: list[float] = []
     started = time.perf_counter()
-    while len(timings) < runs and (len(timings) < 5 or time.perf_counter() - started < 3):
+    while more_runs(timings, runs, started):
         began = time.perf_counter()
         await call()
         timings.append((time.perf_counter() - began) * 1000)
@@ -174,7 +179,7 @@ def timed_requests(connection: http.client.HTTPConnection, paths: list[str],
     found = 0
     started = time.perf_counter()
     turn = 0
-    while len(timings) < runs and (len(timings) < 5 or time.perf_counter() - started < 3):
+    while more_runs(timings, runs, started):
         began = time.perf_counter()
         connection.request("GET", paths[turn % len(paths)], headers=HEADERS)
         answer = connection.getresponse()
