@@ -17,7 +17,7 @@ import pytest
 
 from docbase.adapters.sql import SqlDocumentStore
 from docbase.core.errors import NotFound
-from docbase.core.query import MATCH_ALL, Eq, Query
+from docbase.core.query import MATCH_ALL, Eq, Gt, In, Or, Query, SortKey
 from tests.backends import numbered, sql_backend, sql_url
 
 SHORT_GETS = {"sqlite-file": True, "sqlite-memory": False, "postgresql": True}
@@ -26,6 +26,23 @@ SHORT_PAGES = SHORT_GETS
 """... for a short page of a list (SQLite file: on the loop's thread)."""
 SHORT_COUNTS = {"sqlite-file": False, "sqlite-memory": False, "postgresql": True}
 """... for a count of a whole collection (SQLite counts in a worker thread: a scan)."""
+SHORT_FINDS = {"sqlite-file": False, "sqlite-memory": False, "postgresql": True}
+"""... for a find with a filter or a sort, once the collection's indexes were seen (SQLite:
+in a worker thread, where a find that scans cannot hold up the loop)."""
+FINDS = [
+    (Query(filter=Eq(("n",), 4)), [4]),
+    (Query(filter=Eq(("flag",), True), sort=(SortKey(("n",), -1),), limit=2), [5, 3]),
+    (Query(filter=Or((Gt(("n",), 4), In(("tag",), ("t1", "t2")))), limit=10), [1, 2, 5]),
+    (Query(filter=Eq(("tags",), "x"), skip=1), [2, 3, 4, 5]),
+]
+"""Finds whose statements bind typed values (booleans, arrays of path names), with
+their answers (the values of ``n``), in collection ``flags`` (:func:`flags`)."""
+
+
+async def flags(store: SqlDocumentStore) -> None:
+    """Fill collection ``flags``: odd documents flagged, with ``tags`` an array."""
+    await store.insert("flags", [numbered(n, flag=n % 2 == 1, tag=f"t{n}",
+                                          tags=["x"] if n % 2 else "x") for n in range(1, 6)])
 
 
 @pytest.fixture(params=list(SHORT_GETS))
@@ -121,7 +138,6 @@ async def test_a_plain_page_and_a_count_take_the_short_way_where_there_is_one(
     runs.clear()
     assert await store.count("items", MATCH_ALL) == 5
     assert len(runs) == (0 if SHORT_COUNTS[kind] else 1)
-    # a statement with typed binds is compiled by SQLAlchemy (driver_rows.py): usual way
     assert await store.count("items", Eq(("n",), 4)) == 1
 
 
@@ -154,3 +170,45 @@ async def test_a_page_past_the_loop_threads_bound_is_not_read_on_it(
     monkeypatch.setattr(store.backend.executor, "scalars_now", refuse)
     page = await store.find("items", Query(skip=2, limit=1000))
     assert [document["n"] for document in page] == [3, 4, 5]
+
+
+@pytest.mark.parametrize(("query", "expected"), FINDS)
+async def test_a_find_takes_the_short_way_once_the_indexes_were_seen(
+    kind: str, store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch,
+    query: Query, expected: list[int],
+) -> None:
+    await flags(store)
+    await store.ensure_index("flags", ("n",))
+    first = await store.find("flags", query)  # (may ask the usual way for the indexes)
+    assert [document["n"] for document in first] == expected
+    runs = usual_runs(store, monkeypatch)
+    assert await store.find("flags", query) == first
+    assert len(runs) == (0 if SHORT_FINDS[kind] else 1)
+
+
+@pytest.mark.parametrize(("query", "expected"), FINDS)
+async def test_a_find_goes_the_usual_way_when_the_short_way_declines(
+    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch,
+    query: Query, expected: list[int],
+) -> None:
+    await flags(store)
+    assert [document["n"] for document in await store.find("flags", query)] == expected
+    decline_short_ways(store, monkeypatch)
+    runs = usual_runs(store, monkeypatch)
+    assert [document["n"] for document in await store.find("flags", query)] == expected
+    assert len(runs) == 1
+
+
+async def test_a_find_in_a_transaction_reads_what_the_block_wrote(
+    store: SqlDocumentStore, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await store.find("items", Query(filter=Eq(("n",), 7)))  # the indexes are seen
+
+    async def refuse(*_args: Any) -> None:
+        raise AssertionError("took a short way inside a transaction")
+
+    monkeypatch.setattr(store.backend.executor, "scalars_soon", refuse)
+    async with store.transaction():
+        await store.insert("items", [numbered(7)])
+        found = await store.find("items", Query(filter=Eq(("n",), 7)))
+    assert [document["n"] for document in found] == [7]

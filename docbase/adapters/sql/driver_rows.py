@@ -10,14 +10,15 @@ progress handler the backend set on that connection) still applies.
 
 A driver error is wrapped as SQLAlchemy would have wrapped it
 (:meth:`~sqlalchemy.exc.DBAPIError.instance`), so :mod:`.errors` translates it alike.
-A statement whose parameters need SQLAlchemy's processing (typed binds, expanding
-``IN`` lists) keeps going through SQLAlchemy.
+A typed bind's value goes through its type's bind processor, as SQLAlchemy passes it
+(a ``TEXT[]`` path, a boolean); a statement whose text SQLAlchemy writes at each run
+(expanding ``IN`` lists) keeps going through SQLAlchemy.
 """
 
 from __future__ import annotations
 
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import sqlalchemy as sa
@@ -30,7 +31,8 @@ Params = Mapping[str, Any]
 class _Template(NamedTuple):
     sql: str
     names: tuple[str, ...]
-    values: tuple[Any, ...]  # as compiled: the statement's own bound values
+    values: tuple[Any, ...]  # as compiled: the statement's own bound values, processed
+    processors: tuple[Callable[[Any], Any] | None, ...]  # each name's type's, or none
 
 
 _Compiled = tuple[str, tuple[Any, ...]] | None  # None: SQLAlchemy runs it
@@ -76,8 +78,10 @@ class DriverStatements:
             return None
         if not params:
             return template.sql, template.values
-        values = tuple(params.get(name, value)
-                       for name, value in zip(template.names, template.values, strict=True))
+        values = tuple(value if name not in params else
+                       params[name] if process is None else process(params[name])
+                       for name, value, process in zip(template.names, template.values,
+                                                       template.processors, strict=True))
         return template.sql, values
 
     def _compile(self, statement: sa.Select[Any], params: Params | None) -> _Template | None:
@@ -107,12 +111,15 @@ class DriverStatements:
         except sa_exc.InvalidRequestError:  # a value to bind at each run is missing
             return None
         plain = (compiled.positional and compiled.positiontup is not None
-                 and not compiled._bind_processors  # typed binds: SQLAlchemy's
                  and not compiled.literal_execute_params and not compiled.post_compile_params
                  and all(values[name] is not None for name in compiled.positiontup))
         result: _Template | None = None
         if plain:
             assert compiled.positiontup is not None
             names = tuple(compiled.positiontup)
-            result = _Template(compiled.string, names, tuple(values[name] for name in names))
+            # what SQLAlchemy's execution does with a typed bind's value (_init_compiled)
+            processors = tuple(compiled._bind_processors.get(name) for name in names)
+            result = _Template(compiled.string, names, tuple(
+                values[name] if process is None else process(values[name])
+                for name, process in zip(names, processors, strict=True)), processors)
         return result

@@ -173,23 +173,36 @@ class IndexedPaths:
 
     def lacks(self, number: int, path: Indexed) -> bool:
         """Whether collection ``number`` had no index on ``path`` a moment ago (no query)."""
+        known = self.known(number)
+        return known is not None and registry_text(path) not in known
+
+    def known(self, number: int) -> frozenset[str] | None:
+        """The registry texts of collection ``number``'s indexes as seen a moment ago.
+
+        ``None`` when not asked within :data:`FRESH_SECONDS` (:meth:`has` asks).
+        """
         known = self._known.get(number)
-        return (known is not None and time.monotonic() - known[0] <= self.FRESH_SECONDS
-                and registry_text(path) not in known[1])
+        if known is None or time.monotonic() - known[0] > self.FRESH_SECONDS:
+            return None
+        return known[1]
 
     def has(self, conn: sa.Connection, number: int, path: Indexed) -> bool:
         """Whether collection ``number`` has an index on ``path`` (names not encoded)."""
-        now = time.monotonic()
-        known = self._known.get(number)
-        if known is None or now - known[0] > self.FRESH_SECONDS:
+        return registry_text(path) in self.seen(conn, number)
+
+    def seen(self, conn: sa.Connection, number: int) -> frozenset[str]:
+        """The registry texts of collection ``number``'s indexes, asked again when stale."""
+        known = self.known(number)
+        if known is None:
             registry = schema.indexes
             rows = conn.execute(sa.select(registry.c.path, registry.c.id).where(
                 registry.c.collection_id == number)).all()
-            known = self._known[number] = (now, frozenset(row.path for row in rows))
+            known = frozenset(row.path for row in rows)
+            self._known[number] = (time.monotonic(), known)
             self._items[number] = tuple(
                 (tuple(msgspec.json.decode(row.path)["items"]), int(row.id))
                 for row in rows if row.path.startswith('{"items"'))
-        return registry_text(path) in known[1]
+        return known
 
     def items(self, number: int) -> tuple[tuple[Path, int], ...]:
         """The item indexes of collection ``number`` last seen: (path, registry id) pairs.
