@@ -33,6 +33,7 @@ from docbase.core.query import (
     Gte,
     Lt,
     Lte,
+    Or,
     Path,
     Query,
     Regex,
@@ -130,6 +131,23 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
             filter = And((condition, data.draw(gen.filters(), label="filter")))
             query = Query(filter=filter, sort=sort, skip=skip, limit=limit)
             async with loaded(candidate, documents, [path]) as (name, memory):
+                assert_same(await candidate.find(name, query), await memory.find(name, query))
+
+        @property_settings
+        @given(documents=gen.document_sets(), data=st.data(),
+               paths=st.lists(gen.paths(max_steps=2), min_size=1, max_size=2, unique=True),
+               skip=st.integers(0, 3), limit=st.integers(0, 5))
+        async def test_or_pages_of_indexed_equalities_equal_reference(
+            self, candidate: DocumentStore, *, documents: list[Document], data: st.DataObject,
+            paths: list[Path], skip: int, limit: int,
+        ) -> None:
+            # each operand led by an equality on an indexed path (SQL: a page of each
+            # operand in its index, merged in key order), alone or with another condition
+            equal = st.builds(Eq, st.sampled_from(paths), gen.json_values(1))
+            operand = equal | st.builds(lambda e, f: And((e, f)), equal, gen.filters())
+            operands = data.draw(st.lists(operand, min_size=2, max_size=3), label="operands")
+            query = Query(filter=Or(tuple(operands)), skip=skip, limit=limit)
+            async with loaded(candidate, documents, paths) as (name, memory):
                 assert_same(await candidate.find(name, query), await memory.find(name, query))
 
         @property_settings

@@ -49,6 +49,7 @@ from docbase.core.query import (
     In,
     Lt,
     Lte,
+    Or,
     Path,
     Query,
     Regex,
@@ -118,6 +119,8 @@ class Split(NamedTuple):
     flat: tuple[Path, ...] = ()
     leading: Path | None = None
     """An equality's path whose value's parts lead the plain stream's order, or none."""
+    branches: tuple[Split, ...] = ()
+    """An ``$or``'s page: each operand's own split (:func:`merged_branches`), or none."""
 
 
 NO_SPLIT = Split()
@@ -136,6 +139,13 @@ def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
     walked stream's equality on a path with an item index seeks there, :mod:`.item_indexes`.)
     """
     if query.limit is None:
+        return Split()
+    if isinstance(query.filter, Or) and not query.sort and query.after is None:
+        # each operand a page of its own, led by an indexed equality: ids in key order
+        branches = tuple(split(branch_query(query, operand), indexed)
+                         for operand in query.filter.operands)
+        if all(part.leading is not None for part in branches):
+            return Split(branches=branches)
         return Split()
     compared = [path for path in dict.fromkeys(compared_paths(query.filter)) if indexed(path)]
     equal = seek_equality(query.filter, compared)
@@ -230,3 +240,35 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
     statement = (sa.select(merged.c.body).order_by(*order, merged.c.id.asc())
                  .limit(written_number(query.limit)))
     return statement.offset(written_number(query.skip)) if query.skip else statement
+
+
+def branch_query(query: Query, operand: Filter) -> Query:
+    """The page an ``$or``'s operand contributes to ``query``'s: its first skip + limit."""
+    assert query.limit is not None
+    return Query(filter=operand, limit=query.skip + query.limit)
+
+
+def merged_branches(dialect: Dialect, table: sa.TableClause, body: Expr, query: Query,
+                    split: Split, *, items: Sequence[tuple[Path, int]] = ()) -> sa.Select[Any]:
+    """A page of an ``$or`` in key order, each operand read in its own index.
+
+    One condition ``a OR b`` is no index's range: the database collects every match of
+    both (PostgreSQL: a bitmap of 2,000 rows at 0.2 %) to sort them by key for a page of
+    20. Each operand led by an indexed equality is a page in key order of its own
+    (:func:`sorted_page`, its ids only), the first ``skip + limit`` of each is enough,
+    ``UNION`` drops an id two operands found, and the page's bodies are read by key::
+
+        SELECT body ... WHERE id IN (SELECT id FROM (<ids of a> UNION <ids of b>)
+                                     ORDER BY id LIMIT limit OFFSET skip) ORDER BY id
+    """
+    assert isinstance(query.filter, Or)
+    assert query.limit is not None
+    streams = [sorted_page(dialect, table, table.c.id, branch_query(query, operand), part,
+                           items=items)
+               for operand, part in zip(query.filter.operands, split.branches, strict=True)]
+    ids = sa.union(*(sa.select(stream.subquery()) for stream in streams)).subquery()
+    keys = sa.select(ids.c.body).order_by(ids.c.body.asc()).limit(written_number(query.limit))
+    if query.skip:
+        keys = keys.offset(written_number(query.skip))
+    return (sa.select(body).select_from(table).where(table.c.id.in_(keys.scalar_subquery()))
+            .order_by(table.c.id.asc()))

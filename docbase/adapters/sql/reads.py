@@ -189,7 +189,10 @@ class SqlDocumentReads:
         body = self._body(table)
         if hide:  # the dialect can: find_encoded asked
             body = self.dialect.without_fields(table.c.body, hide)
-        if split.flat:  # an index serves the order or the condition: two streams, one seeking
+        if split.branches:  # an $or whose operands each an index serves: merged in key order
+            statement = pages.merged_branches(self.dialect, table, body, query, split,
+                                              items=items)
+        elif split.flat:  # an index serves the order or the condition: two streams, one seeking
             statement = pages.sorted_page(self.dialect, table, body, query, split, items=items)
         elif (query.skip and query.limit is not None and query.filter == MATCH_ALL
               and not query.sort and query.after is None):
