@@ -18,7 +18,7 @@ from typing_extensions import override
 
 from docbase.adapters.sql.dialects import COLUMNS, Dialect, Row, RowKind
 from docbase.adapters.sql.order_keys import RANKS, encode_key
-from docbase.adapters.sql.postgresql import items, order, regex
+from docbase.adapters.sql.postgresql import items, order, regex, walks
 from docbase.adapters.sql.values import Condition, Expr, JsonValue, PgValue, sql_string
 from docbase.core.query import JSON, Path
 
@@ -43,6 +43,14 @@ class PostgresDialect(Dialect):
     def path_rows(self, value: JsonValue, path: Path, kind: RowKind,
                   name: str) -> tuple[sa.FromClause, JsonValue]:
         assert isinstance(value, PgValue)
+        found = (walks.walks(path) if value.family == "jsonb" and kind != "items" else None)
+        if found is not None:  # built-in jsonpath, ~100x the SQL functions' speed (.walks)
+            if kind == "reached":
+                found = [walk + end for walk in found for end in ("", walks.ELEMENTS)]
+            rows = sa.func.jsonb_array_elements(walks.listed(value.json(), found)
+                                                ).table_valued("value", name=name,
+                                                               joins_implicitly=True)
+            return rows, PgValue(rows.c.value, "jsonb")
         function = getattr(sa.func, f"docbase_{_FUNCTIONS[kind]}_{value.family}")
         steps = sa.literal(list(path), postgresql.ARRAY(sa.Text()))
         rows = function(value.json(), steps).table_valued("value", name=name,

@@ -24,47 +24,44 @@ sees the index's own expression.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 
 import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
-from docbase.adapters.sql.values import Condition, Expr, sql_string
+from docbase.adapters.sql.postgresql.walks import (
+    ELEMENTS,
+    STRICT_STEPS,
+    has_index_step,
+    listed,
+    member,
+    walks,
+)
+from docbase.adapters.sql.values import Condition, Expr
 from docbase.core.query import JSON, Path
 
 _encode = msgspec.json.Encoder().encode
 _SCALAR = '@.type() == "string" || @.type() == "boolean" || @.type() == "number"'
-_INDEX_STEP = re.compile(r"0|[1-9][0-9]{0,8}")
 _EXACT = 2**53  # numbers below this are equal as numeric exactly when as float8
-_STRICT_STEPS = 3  # up to 2**3 strict paths; longer paths take the lax superset
-
-
-def _member(step: str) -> str:
-    return "." + _encode(step).decode()
 
 
 def _strict(path: Path) -> list[str] | None:
     """The strict jsonpaths listing exactly the scalars ``path`` reaches, or none."""
-    if len(path) > _STRICT_STEPS or any(_INDEX_STEP.fullmatch(step) for step in path):
+    if len(path) > STRICT_STEPS or has_index_step(path[:1]):
         return None
-    walks = ["strict $" + _member(path[0])]  # (a document is an object)
-    for step in path[1:]:  # an object's member, or the members of an array's objects
-        member = f" ? (@.type() == \"object\" && exists(@{_member(step)})){_member(step)}"
-        walks = [walk + way for walk in walks
-                 for way in (member, ' ? (@.type() == "array")[*]' + member)]
-    return [walk + end for walk in walks  # the value, or an array's elements
-            for end in (f" ? ({_SCALAR})", f' ? (@.type() == "array")[*] ? ({_SCALAR})')]
+    found = walks(path[1:], "strict $" + member(path[0]))  # (a document is an object)
+    return None if found is None else [  # the value, or an array's elements
+        walk + end for walk in found for end in (f" ? ({_SCALAR})", f"{ELEMENTS} ? ({_SCALAR})")]
 
 
 def _lax(path: Path) -> str:
     steps = ["lax $"]
     for step in path:
-        if _INDEX_STEP.fullmatch(step):  # an array's element too: everything below
+        if has_index_step((step,)):  # an array's element too: everything below
             steps.append(".**")
             break
-        steps.append(_member(step))
+        steps.append(member(step))
     else:
         steps.append("[*]")
     return "".join(steps) + f" ? ({_SCALAR})"
@@ -72,14 +69,7 @@ def _lax(path: Path) -> str:
 
 def items(doc: Expr, path: Path) -> Expr:
     """The index's expression: every scalar ``path`` reaches in ``doc`` (or more)."""
-    listed: Expr | None = None
-    for jsonpath in _strict(path) or [_lax(path)]:
-        found: Expr = sa.func.jsonb_path_query_array(
-            doc, sa.literal_column(sql_string(jsonpath).name + "::jsonpath"),
-            sa.literal_column("'{}'::jsonb"), sa.true())
-        listed = found if listed is None else listed.op("||")(found)
-    assert listed is not None
-    return listed
+    return listed(doc, _strict(path) or [_lax(path)])
 
 
 def create_statements(conn: sa.Connection, table: sa.TableClause, path: Path,
