@@ -140,11 +140,9 @@ class SqlDocumentReads:
             number = self.backend.number(conn, collection)
             if number is None:
                 return [], None
-            self._indexes.seen(conn, number)  # (so that the next finds plan without one)
-            split = self._split(conn, number, query)
+            # (asked here, the indexes then plan the next finds without a connection)
+            split, unserved = _planned(query, wanted, self._indexes.seen(conn, number))
             statement = self._find_statement(number, query, hide, split)
-            unserved = next((path for path in wanted
-                             if not self._indexes.has(conn, number, path)), None)
             return self.backend.scalars(conn, statement, after), unserved
 
         number = self.backend.short_way_number(collection)
@@ -155,11 +153,7 @@ class SqlDocumentReads:
             # the indexes as seen a moment ago plan the statement without a connection,
             # so it is a plain read: PostgreSQL runs it through asyncpg, prepared once
             # per connection (the usual way cost ~0.7 ms more a find, docs/benchmarks.md)
-            def indexed(path: indexes.Indexed) -> bool:
-                return indexes.registry_text(path) in known
-
-            split = pages.split(query, indexed)
-            unserved = next((path for path in wanted if not indexed(path)), None)
+            split, unserved = _planned(query, wanted, known)
             bodies = await self.plain.scalars(
                 collection, lambda number: self._find_statement(number, query, hide, split),
                 after)
@@ -290,3 +284,16 @@ class SqlDocumentReads:
             return indexes.explain(conn, self.dialect, statement)
 
         return await self.backend.run(work, write=False)
+
+
+def _planned(query: Query, wanted: Sequence[indexes.Indexed], known: frozenset[str]
+             ) -> tuple[pages.Split, indexes.Indexed | None]:
+    """A find's page split, and the first of ``wanted`` without an index, by ``known``.
+
+    ``known``: the registry texts of the collection's indexes (:class:`.IndexedPaths`).
+    """
+    def indexed(path: indexes.Indexed) -> bool:
+        return indexes.registry_text(path) in known
+
+    return pages.split(query, indexed), next((path for path in wanted if not indexed(path)),
+                                             None)
