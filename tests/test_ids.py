@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import multiprocessing
 import re
 import sys
@@ -11,6 +12,7 @@ from typing import Any
 
 import pytest
 
+import docbase.core.ids as ids_module
 from docbase.core.errors import InvalidId, InvalidQuery
 from docbase.core.ids import (
     check_object_id,
@@ -60,6 +62,21 @@ def test_ids_within_one_second_count_up(monkeypatch: pytest.MonkeyPatch) -> None
     counters = [int(i[18:], 16) for i in (first, second, third)]
     assert counters[1] == (counters[0] + 1) % 2**24
     assert counters[2] == (counters[1] + 1) % 2**24
+
+
+def test_a_process_counts_from_below_half_the_counter_so_its_ids_sort_as_made() -> None:
+    # a counter started near ffffff wraps within a process's first ids, and an id made
+    # after the wrap in the same second sorts before the ones made just before it
+    starts = []
+    for _ in range(20):  # each copy starts as a new process; all below half: 2**-20
+        spec = importlib.util.spec_from_file_location("ids_copy", ids_module.__file__)
+        assert spec is not None
+        assert spec.loader is not None
+        fresh = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(fresh)
+        starts.append(int(fresh.new_object_id()[18:], 16))
+    assert all(start < 2**23 for start in starts), starts
+    assert len(set(starts)) > 1  # still random
 
 
 def test_ids_are_unique_in_one_process() -> None:

@@ -3,7 +3,12 @@
 An ObjectID is 12 bytes written as 24 lowercase hex characters, laid out as MongoDB's:
 4 bytes of seconds since the epoch (so ids sort by creation time), 5 random bytes
 chosen once per process (so two processes never collide), and a 3-byte counter that
-starts at a random value.
+starts at a random value below 2**23. A counter that wraps from ``ffffff`` to ``000000``
+within one second gives an id that sorts before the one made just before it; starting
+in the lower half, a process makes 8 million ids before its first wrap, so a process's
+ids sort in the order they were made (the default order of a collection). Started
+anywhere below 2**24, a process making n ids wrapped among them with a chance of n in
+2**24.
 """
 
 from __future__ import annotations
@@ -19,7 +24,7 @@ from docbase.core.errors import InvalidId
 
 _HEX24 = re.compile(r"[0-9a-fA-F]{24}")
 _lock = threading.Lock()
-_counter = itertools.count(int.from_bytes(os.urandom(3), "big"))
+_counter = itertools.count(int.from_bytes(os.urandom(3), "big") & 0x7FFFFF)
 _process_random = os.urandom(5)
 _process_pid = os.getpid()
 
