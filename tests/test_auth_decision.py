@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import re
+import time
 
 import pytest
 
@@ -11,6 +12,7 @@ from docbase import Database, Forbidden, Unauthorized
 from docbase.adapters.memory import MemoryDocumentStore
 from docbase.core import auth
 from docbase.core.auth import SYSTEM, Action, ApiKey, Namespace, Principal, Scope, SystemCache
+from docbase.core.auth.revocation import REVOCATION_SECONDS, is_revoked, revoke_token
 
 PEOPLE_READER = Principal(kind="key", full_access=False, key_id="k" * 24,
                           scope=Scope(paths=("/rest/people/**",), methods=("GET",)))
@@ -257,3 +259,29 @@ async def test_revocation_by_another_process_is_seen_within_the_ttl() -> None:
         clock.now = 101.0
         with pytest.raises(Unauthorized, match="revoked"):
             await auth.authenticate(serving, raw)
+
+
+class _Process:
+    """One process's view of a database: the shared store, a cache of its own."""
+
+    def __init__(self, store: MemoryDocumentStore, clock: FakeClock) -> None:
+        self.name = "docbase"
+        self.store = store
+        self.auth_cache = SystemCache(clock=clock)
+
+
+async def test_a_logout_in_another_process_is_honoured_once_the_revoked_set_is_stale(
+) -> None:
+    # the served test (tests/test_serve_jwt.py) sees it across real processes; this
+    # one pins the bound: the set is trusted REVOCATION_SECONDS, then read again
+    clock = FakeClock()
+    async with MemoryDocumentStore() as store:
+        first, second = _Process(store, clock), _Process(store, clock)
+        assert not await is_revoked(second, "jti-1")  # cached: nothing revoked
+        await revoke_token(first, "jti-1", expires=time.time() + 60)
+        assert await is_revoked(first, "jti-1")  # its own logout: at once
+        clock.now += REVOCATION_SECONDS * 0.9
+        assert not await is_revoked(second, "jti-1")  # still trusting its set
+        clock.now += REVOCATION_SECONDS * 0.2
+        assert await is_revoked(second, "jti-1")
+        assert REVOCATION_SECONDS <= 0.5  # the promise: honoured everywhere within 1 s
