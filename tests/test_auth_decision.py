@@ -261,14 +261,6 @@ async def test_revocation_by_another_process_is_seen_within_the_ttl() -> None:
             await auth.authenticate(serving, raw)
 
 
-class _Process:
-    """One process's view of a database: the shared store, a cache of its own."""
-
-    def __init__(self, store: MemoryDocumentStore, clock: FakeClock) -> None:
-        self.name = "docbase"
-        self.store = store
-        self.auth_cache = SystemCache(clock=clock)
-
 
 async def test_a_logout_in_another_process_is_honoured_once_the_revoked_set_is_stale(
 ) -> None:
@@ -276,12 +268,13 @@ async def test_a_logout_in_another_process_is_honoured_once_the_revoked_set_is_s
     # one pins the bound: the set is trusted REVOCATION_SECONDS, then read again
     clock = FakeClock()
     async with MemoryDocumentStore() as store:
-        first, second = _Process(store, clock), _Process(store, clock)
-        assert not await is_revoked(second, "jti-1")  # cached: nothing revoked
-        await revoke_token(first, "jti-1", expires=time.time() + 60)
-        assert await is_revoked(first, "jti-1")  # its own logout: at once
+        serving, other = Database(store, name="main"), Database(store, name="main")
+        serving.auth_cache = SystemCache(clock=clock)
+        assert not await is_revoked(serving, "jti-1")  # cached: nothing revoked
+        await revoke_token(other, "jti-1", expires=time.time() + 60)
+        assert await is_revoked(other, "jti-1")  # its own logout: at once
         clock.now += REVOCATION_SECONDS * 0.9
-        assert not await is_revoked(second, "jti-1")  # still trusting its set
+        assert not await is_revoked(serving, "jti-1")  # still trusting its set
         clock.now += REVOCATION_SECONDS * 0.2
-        assert await is_revoked(second, "jti-1")
+        assert await is_revoked(serving, "jti-1")
         assert REVOCATION_SECONDS <= 0.5  # the promise: honoured everywhere within 1 s

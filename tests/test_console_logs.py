@@ -60,9 +60,9 @@ def test_the_logs_page_shows_what_every_server_served(pair: tuple[Served, Served
                          key=key).status_code == 404
     assert second.request("GET", "/no/such/route").status_code == 404
     with signed_in(first) as (client, _csrf):
-        seen: set[tuple[str, ...]] = set()  # over every look: each look adds a row of
-        # its own, and on a loaded machine fifty of them push older rows off page 1
-
+        # kept over every look: each look adds a row of its own, and on a loaded
+        # machine fifty of them push the servers' rows off page 1
+        seen: set[tuple[str, ...]] = set()
         processes: set[str] = set()
 
         def logged() -> bool:

@@ -13,7 +13,7 @@ import docbase
 from docbase import cli
 from docbase.core import auth
 from docbase.core.errors import Unauthorized
-from tests.test_serve_harness import run_cli, serving
+from tests.test_serve_harness import eventually, run_cli, serving
 
 
 def test_cli_creates_lists_changes_and_deletes_users(
@@ -53,7 +53,7 @@ def test_cli_creates_lists_changes_and_deletes_users(
 
 
 @pytest.mark.postgres
-def test_logout_is_refused_by_a_second_server_within_one_second(
+def test_logout_is_refused_by_a_second_server(
     tmp_path: Path, schema_url: str
 ) -> None:
     first_dir, second_dir = tmp_path / "a", tmp_path / "b"
@@ -76,11 +76,8 @@ def test_logout_is_refused_by_a_second_server_within_one_second(
         # the promise is a second (the revoked set is re-read every 0.5 s, pinned by
         # tests/test_auth_decision.py); here only a server that never learns of the
         # logout fails: a loaded machine may take seconds for any request
-        deadline = logged_out + 60
-        while (status := second.request("GET", "/rest/notes",
-                                        headers=bearer).status_code) == 200:
-            assert time.monotonic() < deadline, "the second server never honoured it"
-            time.sleep(0.01)
+        eventually(lambda: second.request("GET", "/rest/notes",
+                                          headers=bearer).status_code == 401,
+                   "the second server refusing the logged-out token")
         delay = time.monotonic() - logged_out
-        assert status == 401
         print(f"logout honoured by the second server after {delay:.3f} s")
