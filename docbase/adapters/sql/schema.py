@@ -16,6 +16,8 @@
   blob points to without scanning every blob per chunk.
 - migration 3 rebuilds PostgreSQL's key indexes on the native order parts and
   reinstalls its functions (``postgresql/functions.py``).
+- migration 4 rebuilds PostgreSQL's item indexes as ordered side tables
+  (``postgresql/items.py``) in place of their first version's GIN indexes.
 """
 
 from __future__ import annotations
@@ -37,7 +39,7 @@ if TYPE_CHECKING:
 else:  # imported for PostgreSQL tables only (~2 MiB per process)
     postgresql = lazy_module("sqlalchemy.dialects.postgresql")
 
-LAYOUT_VERSION = 3
+LAYOUT_VERSION = 4
 
 metadata = sa.MetaData()
 
@@ -159,7 +161,22 @@ def _v3(conn: sa.Connection, dialect: Dialect) -> None:
         sa.Index(name, *parts, _table=table).create(conn)
 
 
-MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {1: _v1, 2: _v2, 3: _v3}
+def _v4(conn: sa.Connection, dialect: Dialect) -> None:
+    # PostgreSQL's item indexes were GIN indexes, unordered: a page collected every match
+    # (SQLite's side tables did not change); its statements, run again, replace them
+    if not dialect.traits.server_functions:
+        return
+    for row in conn.execute(sa.select(indexes.c.id, indexes.c.collection_id, indexes.c.path)):
+        listed = json.loads(row.path)
+        if isinstance(listed, dict) and "items" in listed:
+            table = collection_ddl(row.collection_id, dialect)
+            for statement in dialect.items_statements(conn, table, tuple(listed["items"]),
+                                                      int(row.id)):
+                conn.exec_driver_sql(statement)
+
+
+MIGRATIONS: dict[int, Callable[[sa.Connection, Dialect], None]] = {
+    1: _v1, 2: _v2, 3: _v3, 4: _v4}
 
 
 def migrate(conn: sa.Connection, dialect: Dialect) -> int:

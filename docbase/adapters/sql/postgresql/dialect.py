@@ -144,16 +144,16 @@ class PostgresDialect(Dialect):
     @override
     def items_statements(self, conn: sa.Connection, table: sa.TableClause, path: Path,
                          index: int) -> list[str]:
-        return items.create_statements(conn, table, path, index)
+        return items.create_statements(table, path, index)
 
     @override
     def drop_items_statements(self, table: str) -> list[str]:
-        return []  # GIN indexes, dropped with their table
+        return items.drop_statements(table)
 
     @override
     def items_match(self, table: sa.TableClause, path: Path, index: int,
                     operands: Sequence[JSON], exact: Condition) -> Condition:
-        return items.match(table, path, operands, exact)
+        return items.match(table, path, index, operands, exact)
 
     @override
     def key_is_null(self, key: Expr) -> Condition:

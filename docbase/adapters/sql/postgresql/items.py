@@ -1,25 +1,31 @@
-"""PostgreSQL's item indexes: a GIN index on the scalars a path reaches through arrays.
+"""PostgreSQL's item indexes: an ordered side table of the scalars a path reaches.
 
-An item index (:mod:`.item_indexes`) of path ``p`` on table ``c_<n>`` is a GIN index
-``c_<n>_g<i>`` (``jsonb_path_ops``) on built-in, immutable ``jsonb_path_query_array``
-calls listing the strings, booleans and numbers the path reaches: the values the
-walked branch of a condition tests (:mod:`.compiler`). For a path of up to three steps
-none of which may index an array (``0``, ``12``) they are exact: one ``strict``
-jsonpath per way through the path (at each later step, an object's member or the
-members of an array's objects; at the end the value or an array's elements), all
-guarded by type filters, so ``[["t"]]`` does not list ``"t"``. Other paths take one
-``lax`` jsonpath, a superset (``lax`` also enters nested arrays; an index step ends in
-``.**``, everything below).
+An item index (:mod:`.item_indexes`) of path ``p`` on table ``c_<n>`` is rows of the
+table ``c_<n>_items`` (``path``, ``key``, ``id``), key ``(path, key, id)``: for each
+document and each item-indexed path (``path`` is the index's registry id), every
+string, boolean and number the path reaches, as ``jsonb`` (the values the walked
+branch of a condition tests, :mod:`.compiler`). They are listed by built-in
+``jsonb_path_query`` calls. For a path of up to three steps none of which may index an
+array (``0``, ``12``) the list is exact: one ``strict`` jsonpath per way through the path
+(at each later step, an object's member or the members of an array's objects; at the
+end the value or an array's elements), all guarded by type filters, so ``[["t"]]``
+does not list ``"t"``. Other paths take one ``lax`` jsonpath, a superset (``lax`` also
+enters nested arrays; an index step ends in ``.**``, everything below).
 
-An equality on the path becomes ``id = ANY(ARRAY(SELECT id ... WHERE <list> @>
-'["v"]'))`` (an ``$in``: the containments ORed): the matches' ids from a bitmap scan of
-the index, then their rows by key. Strings and booleans on an exact list need nothing
-more; otherwise the condition stays, as the recheck. Numbers compare as ``numeric`` in
-the list and as ``float8`` in the condition (``1`` and ``1.0`` tie): a stored number
-is an integer or the shortest text of its double (bodies are written by msgspec), as
-is the operand, so the two agree below 2**53, and an operand beyond that skips the
-index. The expression is written into the statement, never bound, so that the planner
-sees the index's own expression.
+A row trigger per indexed path keeps the rows (``AFTER INSERT OR DELETE OR UPDATE OF
+body``, one plpgsql function per collection, ``c_<n>_items_sync``, given the registry id
+and the jsonpaths as arguments). Every write passes it, in its own transaction.
+
+An equality on the path becomes ``id IN (SELECT id FROM c_<n>_items WHERE path = <i>
+AND key = '"v"')`` (an ``$in``: ``key IN (...)``): a seek that returns the matches' ids
+in key order, so a page of 20 in ``id`` order reads 20 of them and a count reads the
+side table's index alone. (A GIN index on the same lists, the first version, answered
+the ids unordered: a page collected every match first.) Strings and booleans on an
+exact list need nothing more; otherwise the condition stays, as the recheck. Numbers
+compare as ``numeric`` in ``jsonb`` and as ``float8`` in the condition (``1`` and
+``1.0`` tie): a stored number is an integer or the shortest text of its double (bodies
+are written by msgspec), as is the operand, so the two agree below 2**53, and an
+operand beyond that skips the index.
 """
 
 from __future__ import annotations
@@ -34,11 +40,10 @@ from docbase.adapters.sql.postgresql.walks import (
     ELEMENTS,
     STRICT_STEPS,
     has_index_step,
-    listed,
     member,
     walks,
 )
-from docbase.adapters.sql.values import Condition, Expr
+from docbase.adapters.sql.values import Condition
 from docbase.core.query import JSON, Path
 
 _encode = msgspec.json.Encoder().encode
@@ -67,35 +72,83 @@ def _lax(path: Path) -> str:
     return "".join(steps) + f" ? ({_SCALAR})"
 
 
-def items(doc: Expr, path: Path) -> Expr:
-    """The index's expression: every scalar ``path`` reaches in ``doc`` (or more)."""
-    return listed(doc, _strict(path) or [_lax(path)])
+def _jsonpaths(path: Path) -> list[str]:
+    """The jsonpaths listing what ``path`` reaches: exactly, or a superset."""
+    return _strict(path) or [_lax(path)]
 
 
-def create_statements(conn: sa.Connection, table: sa.TableClause, path: Path,
-                      index: int) -> list[str]:
-    """The GIN index of ``path`` (``conn`` renders its expression)."""
-    expression = items(table.c.doc, path).compile(
-        dialect=conn.dialect, compile_kwargs={"literal_binds": True})
-    return [f'CREATE INDEX "{table.name}_g{index}" ON {table.name} '
-            f"USING gin (({expression}) jsonb_path_ops)"]
+def _literal(text: str) -> str:
+    return "'" + text.replace("'", "''") + "'"
 
 
-def match(table: sa.TableClause, path: Path, operands: Sequence[JSON],
+def items_table(table: str) -> str:
+    """The side table of collection table ``table``."""
+    return f"{table}_items"
+
+
+def _sync_function(table: str) -> str:
+    """The trigger function keeping ``table``'s side table: ``(registry id, jsonpaths...)``."""
+    items = items_table(table)
+    return (
+        f"CREATE OR REPLACE FUNCTION {table}_items_sync() RETURNS trigger "
+        "LANGUAGE plpgsql AS $sync$ BEGIN "
+        "IF TG_OP <> 'INSERT' THEN "
+        f"DELETE FROM {items} WHERE id = OLD.id AND path = TG_ARGV[0]::integer; END IF; "
+        "IF TG_OP <> 'DELETE' THEN "
+        f"INSERT INTO {items} (path, key, id) SELECT TG_ARGV[0]::integer, v, NEW.id "
+        "FROM unnest(TG_ARGV[1:]) AS p, jsonb_path_query(NEW.doc, p::jsonpath, '{}', true) AS v "
+        "ON CONFLICT DO NOTHING; END IF; "
+        "RETURN NULL; END $sync$")
+
+
+def create_statements(table: sa.TableClause, path: Path, index: int) -> list[str]:
+    """The side table (if new), the trigger of ``path`` and its rows; run again, the same.
+
+    Run again (:mod:`..schema`'s migration 4, over an index of the first version) it
+    drops the GIN index of that version and lists the rows anew.
+    """
+    name, items = table.name, items_table(table.name)
+    jsonpaths = _jsonpaths(path)
+    listed_paths = ", ".join(_literal(jsonpath) for jsonpath in jsonpaths)
+    return [
+        f'DROP INDEX IF EXISTS "{name}_g{index}"',
+        f"CREATE TABLE IF NOT EXISTS {items} (path integer NOT NULL, key jsonb NOT NULL, "
+        f'id text COLLATE "C" NOT NULL, PRIMARY KEY (path, key, id))',
+        f"CREATE INDEX IF NOT EXISTS {items}_id ON {items} (id, path)",
+        _sync_function(name),
+        # the trigger first: its lock waits for the writes in flight and holds off new
+        # ones until this transaction ends, so the rows listed below miss none
+        f"DROP TRIGGER IF EXISTS {name}_i{index} ON {name}",
+        f"CREATE TRIGGER {name}_i{index} AFTER INSERT OR DELETE OR UPDATE OF body ON {name} "
+        f"FOR EACH ROW EXECUTE FUNCTION {name}_items_sync('{int(index)}', {listed_paths})",
+        f"DELETE FROM {items} WHERE path = {int(index)}",
+        f"INSERT INTO {items} (path, key, id) SELECT {int(index)}, v, c.id FROM {name} AS c, "
+        f"unnest(ARRAY[{listed_paths}]) AS p, "
+        "jsonb_path_query(c.doc, p::jsonpath, '{}', true) AS v ON CONFLICT DO NOTHING",
+        f"ANALYZE {items}",
+    ]
+
+
+def drop_statements(table: str) -> list[str]:
+    """Drop the side table and its function (the triggers went with ``table``)."""
+    return [f"DROP TABLE IF EXISTS {items_table(table)}",
+            f"DROP FUNCTION IF EXISTS {table}_items_sync()"]
+
+
+def match(table: sa.TableClause, path: Path, index: int, operands: Sequence[JSON],
           exact: Condition) -> Condition:
-    """``exact`` (the condition), behind the index's containment test for ``operands``."""
+    """``exact`` (the condition), served by the side table's rows of ``operands``."""
     if any(isinstance(v, int | float) and not isinstance(v, bool) and abs(v) >= _EXACT
            for v in operands):
         return exact
-    inner = table.alias("items_of")
-    listed = items(inner.c.doc, path)
-    found = sa.or_(*(listed.op("@>")(sa.cast(sa.literal(_encode([value]).decode(), sa.Text),
-                                             postgresql.JSONB)) for value in operands))
-    # the matches' ids first (a bitmap scan of the GIN index), then their rows by key:
-    # as one condition the planner walked the key index in order testing each row,
-    # which reads the whole table when the matches are few or late
-    ids: Expr = sa.func.array(sa.select(inner.c.id).where(found).scalar_subquery())
-    seek = table.c.id == sa.any_(ids)
+    items = sa.table(items_table(table.name), sa.column("path"), sa.column("key"),
+                     sa.column("id"))
+    keys = [sa.cast(sa.literal(_encode(value).decode(), sa.Text), postgresql.JSONB)
+            for value in operands]
+    found = sa.select(items.c.id).where(
+        items.c.path == sa.literal_column(str(int(index))),
+        items.c.key == keys[0] if len(keys) == 1 else items.c.key.in_(keys))
+    seek = table.c.id.in_(found)
     if _strict(path) is not None and all(isinstance(v, str | bool) for v in operands):
-        return seek  # the index lists exactly the reached strings and booleans
+        return seek  # the side table lists exactly the reached strings and booleans
     return sa.and_(seek, exact.is_(sa.true()))  # (no BitmapAnd of the condition's indexes)
