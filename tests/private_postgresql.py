@@ -18,7 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
-from docbase.testing.loopback import free_port
+from docbase.testing.loopback import held_port
 from tests.backends import service_missing
 
 OS_USER = "postgres"
@@ -35,11 +35,11 @@ def _bindir() -> Path | None:
 class PrivatePostgres:
     """One PostgreSQL cluster in a temporary directory, on its own port."""
 
-    def __init__(self, bindir: Path, directory: Path) -> None:
+    def __init__(self, bindir: Path, directory: Path, port: int) -> None:
         self.bindir = bindir
         self.directory = directory
         self.data = directory / "data"
-        self.port = free_port()
+        self.port = port
 
     @property
     def url(self) -> str:
@@ -84,16 +84,18 @@ def private_postgresql() -> Iterator[PrivatePostgres]:
         service_missing("the PostgreSQL server binaries (initdb, pg_ctl) are not installed")
         raise AssertionError("unreachable")
     directory = Path(tempfile.mkdtemp(prefix="docbase-pg-"))
-    try:
-        if os.geteuid() == 0:
-            shutil.chown(directory, OS_USER, OS_USER)
-        server = PrivatePostgres(bindir, directory)
-        server.init()
-        server.start()
+    # held for the server's life: a test stops it and starts it again on the same port
+    with held_port() as port:
         try:
-            yield server
+            if os.geteuid() == 0:
+                shutil.chown(directory, OS_USER, OS_USER)
+            server = PrivatePostgres(bindir, directory, port)
+            server.init()
+            server.start()
+            try:
+                yield server
+            finally:
+                with contextlib.suppress(AssertionError):
+                    server.stop()
         finally:
-            with contextlib.suppress(AssertionError):
-                server.stop()
-    finally:
-        shutil.rmtree(directory, ignore_errors=True)
+            shutil.rmtree(directory, ignore_errors=True)

@@ -20,7 +20,7 @@ import pytest
 
 import docbase
 from docbase.core.auth import create_key
-from docbase.testing.loopback import free_port
+from docbase.testing.loopback import held_port
 from docbase.testing.mongo_wire import node_available, start_mongo_wire_server
 from tests.backends import mongo_url, service_missing
 from tests.private_postgresql import private_postgresql
@@ -102,32 +102,32 @@ async def test_killed_mongo_wire_server_answers_503_then_the_same_server_recover
 ) -> None:
     if not node_available():
         service_missing("the Mongo wire test server needs Node.js")
-    port = free_port()
-    wire = await asyncio.to_thread(start_mongo_wire_server, port=port)
-    url = mongo_url(wire.url, "outage")
-    try:
-        served = await asyncio.to_thread(launch, tmp_path, "--storage", url)
+    with held_port() as port:  # the same port after the kill, no one else's meanwhile
+        wire = await asyncio.to_thread(start_mongo_wire_server, port=port)
+        url = mongo_url(wire.url, "outage")
         try:
-            key = served.admin_key
-            created = served.request("POST", "/rest/items", key=key, json={"n": 1})
-            assert created.status_code == 201, created.text
+            served = await asyncio.to_thread(launch, tmp_path, "--storage", url)
+            try:
+                key = served.admin_key
+                created = served.request("POST", "/rest/items", key=key, json={"n": 1})
+                assert created.status_code == 201, created.text
 
-            wire.kill()
-            await _unavailable(served, key, [
-                ("GET", f"/rest/items/{created.json()['_id']}", None),
-                ("POST", "/rest/items", {"n": 2})])
-            wire = await asyncio.to_thread(start_mongo_wire_server, port=port)
+                wire.kill()
+                await _unavailable(served, key, [
+                    ("GET", f"/rest/items/{created.json()['_id']}", None),
+                    ("POST", "/rest/items", {"n": 2})])
+                wire = await asyncio.to_thread(start_mongo_wire_server, port=port)
 
-            # the wire server kept everything in memory, keys too: store the key again
-            async with await docbase.connect(url) as db:
-                await create_key(db, raw_key=key)
-            again = await asyncio.to_thread(_recovered, served, key, "POST", "/rest/items",
-                                            {"n": 3})
-            assert again.status_code == 201, again.text
-            listed = served.request("GET", "/rest/items", key=key)
-            assert [d["n"] for d in listed.json()] == [3]
-            assert served.process.poll() is None, "the server was restarted"
+                # the wire server kept everything in memory, keys too: store the key again
+                async with await docbase.connect(url) as db:
+                    await create_key(db, raw_key=key)
+                again = await asyncio.to_thread(_recovered, served, key, "POST", "/rest/items",
+                                                {"n": 3})
+                assert again.status_code == 201, again.text
+                listed = served.request("GET", "/rest/items", key=key)
+                assert [d["n"] for d in listed.json()] == [3]
+                assert served.process.poll() is None, "the server was restarted"
+            finally:
+                served.stop()
         finally:
-            served.stop()
-    finally:
-        wire.stop()
+            wire.stop()

@@ -20,7 +20,7 @@ from docbase.core.hooks import HookPoint
 from docbase.core.mail import OUTBOUND_COLLECTION, Status
 from docbase.core.mail.outbound import queued_record
 from docbase.core.mail.requests import parse_mail_body
-from docbase.testing.loopback import free_port
+from docbase.testing.loopback import held_port
 from tests.smtp_capture import SmtpServer, smtp_server
 
 ORDER = {"to": "ann@example.com", "subject": "Your order is ready",
@@ -85,25 +85,25 @@ async def test_messages_arrive_with_sender_recipients_and_both_parts(
 
 
 async def test_server_down_leaves_failed_records_that_retry_sends(db: Database) -> None:
-    port = free_port()
-    await db.settings.set("mail", {"transport": "smtp", "from": "noreply@example.com",
-                                   "smtp": {"host": "127.0.0.1", "port": port,
-                                            "starttls": False, "timeout": 2}})
-    with pytest.raises(MailDeliveryError) as caught:
-        await db.mail.send([ORDER, {**ORDER, "subject": "Second"}])
-    stored = await records(db)
-    assert [r["status"] for r in stored] == ["failed", "failed"]
-    assert all(str(port) in r["error"] for r in stored)
-    assert [(r["email_outbound_id"], r["status"]) for r in caught.value.results] == [
-        (r["_id"], "failed") for r in stored]
-    with smtp_server(port=port) as server:
-        outcomes = await db.mail.retry()
-        assert [o.status for o in outcomes] == [Status.SENT, Status.SENT]
-        assert await db.mail.retry() == []  # nothing failed is left
-        assert server.capture.subjects() == ["Your order is ready", "Second"]
-    # the second was never tried while the server was down: one attempt, by the retry
-    assert [(r["status"], r["attempts"]) for r in await records(db)] == [("sent", 2),
-                                                                          ("sent", 1)]
+    with held_port() as port:
+        await db.settings.set("mail", {"transport": "smtp", "from": "noreply@example.com",
+                                       "smtp": {"host": "127.0.0.1", "port": port,
+                                                "starttls": False, "timeout": 2}})
+        with pytest.raises(MailDeliveryError) as caught:
+            await db.mail.send([ORDER, {**ORDER, "subject": "Second"}])
+        stored = await records(db)
+        assert [r["status"] for r in stored] == ["failed", "failed"]
+        assert all(str(port) in r["error"] for r in stored)
+        assert [(r["email_outbound_id"], r["status"]) for r in caught.value.results] == [
+            (r["_id"], "failed") for r in stored]
+        with smtp_server(port=port) as server:
+            outcomes = await db.mail.retry()
+            assert [o.status for o in outcomes] == [Status.SENT, Status.SENT]
+            assert await db.mail.retry() == []  # nothing failed is left
+            assert server.capture.subjects() == ["Your order is ready", "Second"]
+        # the second was never tried while the server was down: one attempt, by the retry
+        assert [(r["status"], r["attempts"]) for r in await records(db)] == [("sent", 2),
+                                                                              ("sent", 1)]
 
 
 async def test_queued_records_are_sent_exactly_once_by_racing_processes(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import gc
 import subprocess
 import sys
@@ -20,7 +21,7 @@ from docbase.adapters.mongo.codec import collection_name, docbase_name
 from docbase.core.documents import new_document
 from docbase.core.errors import BackendError, Conflict, InvalidQuery, NotFound
 from docbase.core.query import MATCH_ALL, Query
-from docbase.testing.loopback import free_port
+from docbase.testing.loopback import free_port, held_port
 from docbase.testing.mongo_wire import MongoWireServer, start_mongo_wire_server
 from tests.backends import mongo_backend, mongo_server, mongo_url
 
@@ -223,7 +224,8 @@ class RestartableWireServer:
     """A wire server of our own, stopped and started again on the same port."""
 
     def __init__(self) -> None:
-        self.port = free_port()
+        self._held = contextlib.ExitStack()  # no one else's port between a stop and a start
+        self.port = self._held.enter_context(held_port())
         self._server: MongoWireServer | None = None
 
     def start(self) -> None:
@@ -234,15 +236,22 @@ class RestartableWireServer:
             self._server.stop()
             self._server = None
 
+    def close(self) -> None:
+        """Stop the server and let the port go."""
+        self.stop()
+        self._held.close()
+
 
 @pytest.fixture
 def restartable_server() -> Iterator[RestartableWireServer]:
     if not mongo_server()[1]:
         pytest.skip("only the wire test server can be stopped and restarted by a test")
     server = RestartableWireServer()
-    server.start()
-    yield server
-    server.stop()
+    try:
+        server.start()
+        yield server
+    finally:
+        server.close()
 
 
 @pytest.mark.usefixtures("closes_unreachable_clients")

@@ -18,7 +18,7 @@ from typing import Any
 
 import httpx
 
-from docbase.testing.loopback import free_port
+from docbase.testing.loopback import held_port
 from tests.smtp_capture import smtp_server
 from tests.test_serve_harness import (
     Served,
@@ -84,8 +84,7 @@ def test_killed_after_queued_sends_on_restart_exactly_once(tmp_path: Path) -> No
 
 
 def test_mail_retry_sends_the_failed_messages(tmp_path: Path) -> None:
-    down = free_port()
-    with serving(tmp_path) as served:
+    with held_port() as down, serving(tmp_path) as served:
         run_cli(tmp_path, "settings", "set", "mail", json.dumps({
             "transport": "smtp", "from": "noreply@example.com",
             "smtp": {"host": "127.0.0.1", "port": down, "starttls": False, "timeout": 2}}))
