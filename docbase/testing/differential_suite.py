@@ -23,14 +23,17 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from docbase.core.documents import META_FIELDS, Document, new_document, read_shape
+from docbase.core.evaluate import reached_values
 from docbase.core.paging import cursor_of
 from docbase.core.ports import DocumentStore
 from docbase.core.query import (
     And,
     Between,
     Eq,
+    Filter,
     Gt,
     Gte,
+    In,
     Lt,
     Lte,
     Or,
@@ -80,7 +83,7 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
     # a paging example reads a page per round trip, and with hundreds of examples the
     # generated sets grow until one run takes minutes: at most 40 examples
     paging_settings = settings(property_settings, max_examples=min(max_examples, 150))
-    # one plan's property (an $or page of indexed equalities), on top of the general
+    # one plan's property (an $or or $in page of indexed equalities), on top of the general
     # find property's $or conditions: 100 examples (~10 s an engine), not CI's 250
     narrow_settings = settings(property_settings, max_examples=min(max_examples, 100))
 
@@ -140,17 +143,34 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
         @given(documents=gen.document_sets(), data=st.data(),
                paths=st.lists(gen.paths(max_steps=2), min_size=1, max_size=2, unique=True),
                skip=st.integers(0, 3), limit=st.integers(0, 5))
-        async def test_or_pages_of_indexed_equalities_equal_reference(
+        async def test_or_and_in_pages_of_indexed_equalities_equal_reference(
             self, candidate: DocumentStore, *, documents: list[Document], data: st.DataObject,
             paths: list[Path], skip: int, limit: int,
         ) -> None:
             # each operand led by an equality on an indexed path (SQL: a page of each
-            # operand in its index, merged in key order), alone or with another condition
+            # operand in its index, merged in key order), alone or with another condition;
+            # or an $in on an indexed path, merged as one equality per value
             equal = st.builds(Eq, st.sampled_from(paths), gen.json_values(1))
             operand = equal | st.builds(lambda e, f: And((e, f)), equal, gen.filters())
-            operands = data.draw(st.lists(operand, min_size=2, max_size=3), label="operands")
-            query = Query(filter=Or(tuple(operands)), skip=skip, limit=limit)
-            async with loaded(candidate, documents, paths) as (name, memory):
+            filter: Filter
+            indexed = list(paths)
+            if data.draw(st.booleans(), label="$in"):
+                # an indexed path, often one most documents hold (tags: often an array),
+                # and values they hold (a random value matches nothing, mostly)
+                path = data.draw(st.sampled_from([("tags",), ("a",)]) | st.sampled_from(paths),
+                                 label="path")
+                indexed = list(dict.fromkeys([*paths, path]))
+                held = [value for document in documents
+                        for value in reached_values(document, path)
+                        if not isinstance(value, dict | list)]
+                value = st.sampled_from(held) if held else gen.json_scalars()
+                filter = In(path, tuple(data.draw(st.lists(value, min_size=2, max_size=3),
+                                                  label="values")))
+            else:
+                filter = Or(tuple(data.draw(st.lists(operand, min_size=2, max_size=3),
+                                            label="operands")))
+            query = Query(filter=filter, skip=skip, limit=limit)
+            async with loaded(candidate, documents, indexed) as (name, memory):
                 assert_same(await candidate.find(name, query), await memory.find(name, query))
 
         @property_settings

@@ -140,12 +140,13 @@ def split(query: Query, indexed: Callable[[Indexed], bool]) -> Split:
     """
     if query.limit is None:
         return Split()
-    if isinstance(query.filter, Or) and not query.sort and query.after is None:
+    operands = branch_filters(query.filter)
+    if operands is not None and not query.sort and query.after is None:
         # each operand a page of its own, led by an indexed equality: ids in key order
-        branches = tuple(split(branch_query(query, operand), indexed)
-                         for operand in query.filter.operands)
+        branches = tuple(split(branch_query(query, operand), indexed) for operand in operands)
         if all(part.leading is not None for part in branches):
             return Split(branches=branches)
+    if isinstance(query.filter, Or):
         return Split()
     compared = [path for path in dict.fromkeys(compared_paths(query.filter)) if indexed(path)]
     equal = seek_equality(query.filter, compared)
@@ -242,6 +243,27 @@ def sorted_page(dialect: Dialect, table: sa.TableClause, body: Expr, query: Quer
     return statement.offset(written_number(query.skip)) if query.skip else statement
 
 
+MERGED_IN_VALUES = 8
+"""The most values of an ``$in`` whose page merges each value's own (:func:`branch_filters`)."""
+
+
+def branch_filters(filter: Filter) -> tuple[Filter, ...] | None:
+    """The operands whose pages :func:`merged_branches` merges, or none.
+
+    An ``$or``'s; or an ``$in`` of 2 to :data:`MERGED_IN_VALUES` scalars (not null) as
+    one equality per value, which it is: a seek to each value's matches returns their
+    ids in key order (the key index holds ``id`` after the value, an item index too),
+    while the ``$in``'s ranges together are in no order, and PostgreSQL collected every
+    match of an array's two values (4,000) to sort them for a page of 20.
+    """
+    if isinstance(filter, Or):
+        return filter.operands
+    if isinstance(filter, In) and 1 < len(filter.values) <= MERGED_IN_VALUES and all(
+            value is not None and not isinstance(value, dict | list) for value in filter.values):
+        return tuple(Eq(filter.path, value) for value in filter.values)
+    return None
+
+
 def branch_query(query: Query, operand: Filter) -> Query:
     """The page an ``$or``'s operand contributes to ``query``'s: its first skip + limit."""
     assert query.limit is not None
@@ -250,7 +272,7 @@ def branch_query(query: Query, operand: Filter) -> Query:
 
 def merged_branches(dialect: Dialect, table: sa.TableClause, body: Expr, query: Query,
                     split: Split, *, items: Sequence[tuple[Path, int]] = ()) -> sa.Select[Any]:
-    """A page of an ``$or`` in key order, each operand read in its own index.
+    """A page of an ``$or`` (or ``$in``) in key order, each operand read in its own index.
 
     One condition ``a OR b`` is no index's range: the database collects every match of
     both (PostgreSQL: a bitmap of 2,000 rows at 0.2 %) to sort them by key for a page of
@@ -261,11 +283,12 @@ def merged_branches(dialect: Dialect, table: sa.TableClause, body: Expr, query: 
         SELECT body ... WHERE id IN (SELECT id FROM (<ids of a> UNION <ids of b>)
                                      ORDER BY id LIMIT limit OFFSET skip) ORDER BY id
     """
-    assert isinstance(query.filter, Or)
+    operands = branch_filters(query.filter)
+    assert operands is not None
     assert query.limit is not None
     streams = [sorted_page(dialect, table, table.c.id, branch_query(query, operand), part,
                            items=items)
-               for operand, part in zip(query.filter.operands, split.branches, strict=True)]
+               for operand, part in zip(operands, split.branches, strict=True)]
     ids = sa.union(*(sa.select(stream.subquery()) for stream in streams)).subquery()
     keys = sa.select(ids.c.body).order_by(ids.c.body.asc()).limit(written_number(query.limit))
     if query.skip:
