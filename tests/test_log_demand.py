@@ -83,7 +83,7 @@ async def test_a_capture_begun_by_one_process_gets_the_others_next_write(
         assert seen["_id"] in await logged_ids(first)
 
 
-async def test_writes_ask_the_consumers_once_per_half_second_and_local_changes_at_once(
+async def test_writes_ask_the_consumers_once_per_window_and_local_changes_at_once(
 ) -> None:
     store = ReadCounting(MemoryDocumentStore(), CONSUMER_COLLECTIONS)
     now = [100.0]
