@@ -23,7 +23,6 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
 from docbase.core.documents import META_FIELDS, Document, new_document, read_shape
-from docbase.core.evaluate import reached_values
 from docbase.core.paging import cursor_of
 from docbase.core.ports import DocumentStore
 from docbase.core.query import (
@@ -152,23 +151,11 @@ def differential_properties(max_examples: int) -> type[DifferentialCandidate]:
             # or an $in on an indexed path, merged as one equality per value
             equal = st.builds(Eq, st.sampled_from(paths), gen.json_values(1))
             operand = equal | st.builds(lambda e, f: And((e, f)), equal, gen.filters())
-            filter: Filter
-            indexed = list(paths)
-            if data.draw(st.booleans(), label="$in"):
-                # an indexed path, often one most documents hold (tags: often an array),
-                # and values they hold (a random value matches nothing, mostly)
-                path = data.draw(st.sampled_from([("tags",), ("a",)]) | st.sampled_from(paths),
-                                 label="path")
-                indexed = list(dict.fromkeys([*paths, path]))
-                held = [value for document in documents
-                        for value in reached_values(document, path)
-                        if not isinstance(value, dict | list)]
-                value = st.sampled_from(held) if held else gen.json_scalars()
-                filter = In(path, tuple(data.draw(st.lists(value, min_size=2, max_size=3),
-                                                  label="values")))
-            else:
-                filter = Or(tuple(data.draw(st.lists(operand, min_size=2, max_size=3),
-                                            label="operands")))
+            filter: Filter = (gen.held_values_in(data, documents, paths)
+                              if data.draw(st.booleans(), label="$in") else
+                              Or(tuple(data.draw(st.lists(operand, min_size=2, max_size=3)))))
+            indexed = list(dict.fromkeys([*paths, *([filter.path] if isinstance(filter, In)
+                                                    else [])]))
             query = Query(filter=filter, skip=skip, limit=limit)
             async with loaded(candidate, documents, indexed) as (name, memory):
                 assert_same(await candidate.find(name, query), await memory.find(name, query))

@@ -14,6 +14,8 @@ from collections.abc import Sequence
 
 from hypothesis import strategies as st
 
+from docbase.core.documents import Document
+from docbase.core.evaluate import reached_values
 from docbase.core.query import (
     JSON,
     MATCH_ALL,
@@ -211,8 +213,24 @@ def updates(draw: st.DrawFn) -> Update:
     return Update(tuple(draw(_update_ops(path)) for path in _prefix_free(targets)))
 
 
+def held_values_in(data: st.DataObject, documents: Sequence[Document],
+                   paths: Sequence[Path]) -> In:
+    """An ``$in`` of 2 or 3 scalars ``documents`` hold at its path.
+
+    The path is one of ``paths``, or ``tags`` or ``a``, which most documents hold; a
+    random value would match nothing, mostly.
+    """
+    path = data.draw(st.sampled_from([("tags",), ("a",)]) | st.sampled_from(list(paths)),
+                     label="path")
+    held = [value for document in documents for value in reached_values(document, path)
+            if not isinstance(value, dict | list)]
+    value = st.sampled_from(held) if held else json_scalars()
+    return In(path, tuple(data.draw(st.lists(value, min_size=2, max_size=3), label="values")))
+
+
 __all__ = [
     "DATES", "FIELDS", "FLOATS", "INDEXES", "PATTERNS", "REGEX_OPTIONS", "TEXTS", "aggregations",
-    "document_sets", "documents", "field_names", "filter_to_json", "filters", "json_queries",
-    "json_scalars", "json_values", "paths", "projections", "queries", "sorts", "updates",
+    "document_sets", "documents", "field_names", "filter_to_json", "filters", "held_values_in",
+    "json_queries", "json_scalars", "json_values", "paths", "projections", "queries", "sorts",
+    "updates",
 ]
