@@ -17,6 +17,7 @@ import contextlib
 import functools
 import os
 import re
+import time
 import urllib.parse
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -28,6 +29,7 @@ import pytest
 
 import docbase
 from docbase.core.auth import create_user
+from docbase.core.auth.cache import CACHE_SECONDS
 from tests.served_engines import engine_storage
 from tests.test_serve_harness import Served, run_cli, serving
 
@@ -80,6 +82,18 @@ class ConsoleServer:
     def cli(self, *args: str) -> str:
         """Run ``docbase ARGS --storage ...`` in the server's directory."""
         return run_cli(self.served.cwd, *args, "--storage", self.storage).stdout
+
+    def apply_schema(self, *args: str) -> str:
+        """``docbase schema apply ARGS``, then wait until the server must have read it.
+
+        The command writes the schemas from another process; each server worker trusts
+        the schemas it read for the system cache's lifetime (``CACHE_SECONDS``), so a
+        write sent at once may still pass the old ones (seen: an import the new schema
+        refuses was taken, once the CLI started fast enough).
+        """
+        out = self.cli("schema", "apply", *args)
+        time.sleep(CACHE_SECONDS + 0.1)
+        return out
 
 
 @contextlib.contextmanager

@@ -125,7 +125,7 @@ def test_documents_are_added_edited_searched_sorted_and_paged(
         server: ConsoleServer, browser: Any, tmp_path: Path) -> None:
     schema = tmp_path / "schema.json"
     schema.write_text(json.dumps(SCHEMA))
-    server.cli("schema", "apply", str(schema))
+    server.apply_schema(str(schema))
     seeded = server.api("POST", "/rest/books", json=[{"title": f"Book {n:02}", "pages": 100 + n}
                                                      for n in range(30)])
     assert seeded.status_code == 201, seeded.text

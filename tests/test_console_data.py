@@ -139,7 +139,7 @@ def test_an_uploaded_archive_is_imported_and_read_back_over_rest(pair: Pair) -> 
 def test_a_refused_import_changes_nothing_and_names_the_document(pair: Pair) -> None:
     only_birds = pair.files / "birds.tar"
     pair.source.cli("export", "--out", str(only_birds), "--collections", "birds")
-    pair.target.cli("schema", "apply", _schema_file(pair, "birds"))
+    pair.target.apply_schema(_schema_file(pair, "birds"))
     pair.target.api("DELETE", "/rest/birds/*", params={"q": "{}"})
     answer, page = _import(pair.target, only_birds)
     assert answer.status_code == 422, page
@@ -154,7 +154,7 @@ def test_a_refusal_after_stored_batches_says_they_stay(pair: Pair) -> None:
         assert pair.source.api("POST", "/rest/zebras", json=bird).status_code == 201
     archive = pair.files / "birds-and-zebras.tar"
     pair.source.cli("export", "--out", str(archive), "--collections", "birds,zebras")
-    pair.target.cli("schema", "apply", _schema_file(pair, "zebras"), "--force")
+    pair.target.apply_schema(_schema_file(pair, "zebras"), "--force")
     pair.target.api("DELETE", "/rest/birds/*", params={"q": "{}"})
     answer, page = _import(pair.target, archive)
     assert answer.status_code == 422, page

@@ -38,7 +38,7 @@ def servers(request: pytest.FixtureRequest,
             console_server(request.param, files / "fresh") as fresh:
         schema = files / "finches.json"
         schema.write_text(json.dumps({"collections": {"finches": WINGSPAN_FIELDS}}))
-        full.cli("schema", "apply", str(schema))
+        full.apply_schema(str(schema))
         yield Servers(full, fresh, files)
 
 
