@@ -7,7 +7,7 @@ is only written while someone consumes it (realtime or a webhook,
 ``docbase/core/changes/log.py``). So an export first stores a *capture lease*, a
 document of :data:`CAPTURES_COLLECTION` valid until a time it keeps moving forward;
 every process's change feed (its ``LogDemand``, ``docbase/core/changes/demand.py``) asks
-:meth:`CaptureLeases.consuming_now` at most every half second, so once the export has
+:meth:`CaptureLeases.consuming_now` at most every tenth of a second, so once the export has
 waited that long after storing its lease (``until_every_process_logs``), every committed
 write of every process is logged. A killed export's lease simply expires.
 """
