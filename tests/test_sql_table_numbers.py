@@ -84,3 +84,33 @@ async def test_a_table_created_by_a_rolled_back_write_is_not_remembered(
     await store.insert("doomed", [{**new_document({}, "api"), "_id": "x"}])
     assert (await store.get("doomed", "x"))["_id"] == "x"
     assert backend.cached_number("doomed") is not None
+
+
+async def test_a_table_is_handed_out_only_once_its_commit_returned(
+    store: SqlDocumentStore,
+) -> None:
+    # SQLAlchemy's commit event comes before the driver's COMMIT, which asyncpg awaits:
+    # another task then took the number of a table not yet committed (a batch answered
+    # 503 MissingTable under load). Seen from a listener of that event, added after the
+    # backend's own, the number must not be out yet.
+    backend = store.backend
+    engine = backend.engine if isinstance(backend.engine, sa.Engine) else backend.engine.sync_engine
+    seen_at_commit: list[tuple[bool, bool]] = []  # (each collection's number out?)
+
+    def at_commit(conn: sa.Connection) -> None:
+        seen_at_commit.append((backend.cached_number("committed_later") is not None,
+                               backend.cached_number("held_later") is not None))
+
+    sa.event.listen(engine, "commit", at_commit)
+    try:
+        await store.insert("committed_later", [new_document({"n": 1}, "api")])
+        async with backend.transaction():  # a held transaction too (batches)
+            await store.insert("held_later", [new_document({"n": 1}, "api")])
+    finally:
+        sa.event.remove(engine, "commit", at_commit)
+    # the first commit made "committed_later", the held one "held_later" (the first's
+    # number is out by then)
+    assert seen_at_commit == [(False, False), (True, False)]
+    assert backend.cached_number("committed_later") is not None  # once the commit returned
+    assert backend.cached_number("held_later") is not None
+    assert await store.count("held_later", MATCH_ALL) == 1

@@ -9,7 +9,13 @@ which asks for the number again, so a cache filled from inside the transaction w
 refilled as fast as a failing read emptied it (``tests/test_sql_table_numbers.py``).
 
 So a number made inside a write transaction is kept with that connection and enters
-the shared cache when SQLAlchemy says the transaction committed; a rollback forgets it.
+the shared cache once the transaction committed; a rollback forgets it. SQLAlchemy's
+``commit`` event comes *before* the driver's ``COMMIT``, which asyncpg awaits: another
+request's task ran meanwhile, took the number, and wrote to a table whose creation was
+not committed yet (a batch answered 503 ``MissingTable`` under load,
+``tests/test_sql_table_numbers.py``). So the event only sets the numbers aside with
+the pooled connection, and they enter the cache when the connection is checked back in
+to the pool, after its ``COMMIT`` returned (not if it was invalidated meanwhile).
 (Kept beside the ``Connection`` object, not in its ``info``: asking an invalidated
 connection for ``info`` in its rollback event checks out a new driver connection that
 nothing returns.) A savepoint rolled back on the driver (:mod:`.group_commit`) cannot
@@ -38,9 +44,13 @@ class TableNumbers:
         # the tables each connection's open write transaction created, by name
         self._open: weakref.WeakKeyDictionary[sa.Connection, dict[str, int]] = (
             weakref.WeakKeyDictionary())
+        # what a commit made, by pool entry, until the entry is checked in
+        self._committing: weakref.WeakKeyDictionary[Any, dict[str, int]] = (
+            weakref.WeakKeyDictionary())
         event.listen(engine, "begin", self._settled)  # nothing left from an unended one
         event.listen(engine, "commit", self._commit)
         event.listen(engine, "rollback", self._settled)
+        event.listen(engine.pool, "checkin", self._checked_in)
 
     def get(self, collection: str) -> int | None:
         """The number of ``collection``'s committed table, if known here."""
@@ -78,7 +88,13 @@ class TableNumbers:
 
     def _commit(self, conn: sa.Connection) -> None:
         created = self._open.pop(conn, None)
-        if created and created is not _UNSURE:
+        if created and created is not _UNSURE:  # (the driver's COMMIT comes after this)
+            entry = conn.connection._connection_record
+            self._committing.setdefault(entry, {}).update(created)
+
+    def _checked_in(self, dbapi_connection: Any, entry: Any) -> None:
+        created = self._committing.pop(entry, None)
+        if created and dbapi_connection is not None:  # (None: invalidated)
             self._committed.update(created)
 
     def _settled(self, conn: sa.Connection, *_: Any) -> None:
