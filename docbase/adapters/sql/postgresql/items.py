@@ -43,7 +43,7 @@ from docbase.adapters.sql.postgresql.walks import (
     member,
     walks,
 )
-from docbase.adapters.sql.values import Condition
+from docbase.adapters.sql.values import Condition, sql_string
 from docbase.core.query import JSON, Path
 
 _encode = msgspec.json.Encoder().encode
@@ -77,10 +77,6 @@ def _jsonpaths(path: Path) -> list[str]:
     return _strict(path) or [_lax(path)]
 
 
-def _literal(text: str) -> str:
-    return "'" + text.replace("'", "''") + "'"
-
-
 def items_table(table: str) -> str:
     """The side table of collection table ``table``."""
     return f"{table}_items"
@@ -109,7 +105,7 @@ def create_statements(table: sa.TableClause, path: Path, index: int) -> list[str
     """
     name, items = table.name, items_table(table.name)
     jsonpaths = _jsonpaths(path)
-    listed_paths = ", ".join(_literal(jsonpath) for jsonpath in jsonpaths)
+    listed_paths = ", ".join(sql_string(jsonpath).name for jsonpath in jsonpaths)
     return [
         f'DROP INDEX IF EXISTS "{name}_g{index}"',
         f"CREATE TABLE IF NOT EXISTS {items} (path integer NOT NULL, key jsonb NOT NULL, "
