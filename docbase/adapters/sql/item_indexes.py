@@ -9,9 +9,9 @@ matches, and the second one (the path's fanout, then each document's reached val
 walked) read the whole collection. An item index lists, per document, every scalar the
 path reaches, so that the equality seeks to its documents. It is the
 rows of a side table ``c_<n>_items (path, key, id)`` kept by triggers, the equality an
-``id IN (SELECT id FROM c_<n>_items WHERE path = <i> AND key = ?)``, whose ids come in
-key order (SQLite: :mod:`.sqlite.items`, the values listed by a function of the
-adapter; PostgreSQL: :mod:`.postgresql.items`, by built-in jsonpaths).
+``id IN (SELECT id FROM c_<n>_items WHERE path = <i> AND key = ?)`` (:mod:`.item_rows`),
+whose ids come in key order (SQLite: :mod:`.sqlite.items`, the values listed by a
+function of the adapter; PostgreSQL: :mod:`.postgresql.items`, by built-in jsonpaths).
 
 An item index is recorded in ``docbase_indexes`` as ``{"items": [...]}`` (:class:`.Items`)
 and made by :func:`ensure_items`, which ``ensure_index`` calls and the automatic

@@ -36,6 +36,7 @@ import msgspec
 import sqlalchemy as sa
 from sqlalchemy.dialects import postgresql
 
+from docbase.adapters.sql.item_rows import items_table, listed_in_items
 from docbase.adapters.sql.postgresql.walks import (
     ELEMENTS,
     STRICT_STEPS,
@@ -75,11 +76,6 @@ def _lax(path: Path) -> str:
 def _jsonpaths(path: Path) -> list[str]:
     """The jsonpaths listing what ``path`` reaches: exactly, or a superset."""
     return _strict(path) or [_lax(path)]
-
-
-def items_table(table: str) -> str:
-    """The side table of collection table ``table``."""
-    return f"{table}_items"
 
 
 def _sync_function(table: str) -> str:
@@ -137,14 +133,9 @@ def match(table: sa.TableClause, path: Path, index: int, operands: Sequence[JSON
     if any(isinstance(v, int | float) and not isinstance(v, bool) and abs(v) >= _EXACT
            for v in operands):
         return exact
-    items = sa.table(items_table(table.name), sa.column("path"), sa.column("key"),
-                     sa.column("id"))
-    keys = [sa.cast(sa.literal(_encode(value).decode(), sa.Text), postgresql.JSONB)
-            for value in operands]
-    found = sa.select(items.c.id).where(
-        items.c.path == sa.literal_column(str(int(index))),
-        items.c.key == keys[0] if len(keys) == 1 else items.c.key.in_(keys))
-    seek = table.c.id.in_(found)
+    seek = listed_in_items(table, index, [
+        sa.cast(sa.literal(_encode(value).decode(), sa.Text), postgresql.JSONB)
+        for value in operands])
     if _strict(path) is not None and all(isinstance(v, str | bool) for v in operands):
         return seek  # the side table lists exactly the reached strings and booleans
     return sa.and_(seek, exact.is_(sa.true()))  # (no BitmapAnd of the condition's indexes)

@@ -23,17 +23,13 @@ from typing import Any
 import msgspec
 import sqlalchemy as sa
 
+from docbase.adapters.sql.item_rows import items_table, listed_in_items
 from docbase.adapters.sql.order_keys import FALSE_KEY, TRUE_KEY
 from docbase.adapters.sql.values import Condition
 from docbase.core.query import Path
 
 _encode = msgspec.json.Encoder().encode
 _SCALAR_TYPES = "('integer', 'real', 'text', 'true', 'false')"
-
-
-def items_table(table: str) -> str:
-    """The side table of collection table ``table``."""
-    return f"{table}_items"
 
 
 def _rows(table: str, path: Path, index: int, row: str, source: str) -> str:
@@ -73,10 +69,4 @@ def drop_statements(table: str) -> list[str]:
 
 def match(table: sa.TableClause, index: int, keys: Sequence[Any]) -> Condition:
     """The documents whose indexed path reaches one of ``keys`` (exact: no recheck)."""
-    items = sa.table(items_table(table.name), sa.column("path"), sa.column("key"),
-                     sa.column("id"))
-    found = sa.select(items.c.id).where(
-        items.c.path == sa.literal_column(str(int(index))),
-        items.c.key == keys[0] if len(keys) == 1 else items.c.key.in_(
-            [sa.literal(key) for key in keys]))
-    return table.c.id.in_(found)
+    return listed_in_items(table, index, [sa.literal(key) for key in keys])
