@@ -19,7 +19,7 @@ import sqlalchemy as sa
 
 from docbase.adapters.sql import SqlDocumentStore, from_url
 from docbase.core.documents import new_document
-from docbase.core.errors import NotFound
+from docbase.core.errors import BackendError, NotFound
 from docbase.core.query import MATCH_ALL, Query
 from tests.backends import sql_url
 
@@ -114,3 +114,26 @@ async def test_a_table_is_handed_out_only_once_its_commit_returned(
     assert backend.cached_number("committed_later") is not None  # once the commit returned
     assert backend.cached_number("held_later") is not None
     assert await store.count("held_later", MATCH_ALL) == 1
+
+
+
+@pytest.mark.parametrize("engine", ["sqlite-file", "postgresql"])
+async def test_a_batch_that_meets_a_table_dropped_elsewhere_leaves_the_next_one_working(
+    engine: str, tmp_path: Path,
+) -> None:
+    # another process drops a collection whose number this one has cached; a batch (a
+    # held transaction) cannot retry as a single write does, since its block runs once,
+    # so it fails; before, it left the stale number cached and every later batch into
+    # that collection failed the same way
+    async with sql_url(engine, tmp_path) as url:
+        (store, _), (other, _) = from_url(url), from_url(url)
+        async with store, other:
+            await store.insert("shared", [{**new_document({}, "api"), "_id": "a"}])
+            assert store.backend.cached_number("shared") is not None
+            await other.drop("shared")
+            with pytest.raises(BackendError, match="gone"):
+                async with store.backend.transaction():
+                    await store.insert("shared", [{**new_document({}, "api"), "_id": "b"}])
+            async with store.backend.transaction():
+                await store.insert("shared", [{**new_document({}, "api"), "_id": "c"}])
+            assert [d["_id"] for d in await other.find("shared", Query())] == ["c"]

@@ -136,8 +136,10 @@ class SqlBackend:
         token = _holding.set((self, held))
         try:
             yield
-        except BaseException:
+        except BaseException as failure:
             _holding.reset(token)
+            if isinstance(failure, MissingTable):  # the block runs once: no retry, but
+                self._tables.clear()  # the next transaction looks the tables up again
             with translate_errors():
                 await held.finish(commit=False)
             raise
