@@ -4,7 +4,8 @@ Against a real ``docbase serve``: rules typed into the schema designer are store
 ``_meta`` shows them and hold over ``/rest`` for two users' login tokens; refused rules
 name their key beside the input and store nothing; the preview reads a collection as a
 user would (through the read pipeline, with the user's roles, ``private`` and field
-rules); the lookup picker's search finds a document beyond the first 200, and the image
+rules), and as a scoped API key or an identity provider's user would; the lookup
+picker's search finds a document beyond the first 200, and the image
 and file pickers' search a file beyond the newest 200, by name or id, images only for
 an image field, its name cleaned of direction overrides.
 """
@@ -188,6 +189,69 @@ def test_view_as_user_reads_through_the_users_rules_and_changes_nothing(
     assert 'id="preview-error"' in malformed.text
     everything = served.request("GET", "/rest/diary", key=served.admin_key).json()
     assert sorted(d["title"] for d in everything) == ["ann's day", "payday"]
+
+
+
+def _key_id(served: Served, raw: str) -> str:
+    """The id of the key ``raw`` (what the preview's key box sends), by its prefix."""
+    listed = run_cli(served.cwd, "keys", "list", "--json").stdout.splitlines()
+    return str(next(key["id"] for key in map(json.loads, listed)
+                    if raw.startswith(key["prefix"])))
+
+
+def test_view_as_a_scoped_key_or_a_provider_user_reads_as_their_requests_would(
+        served: Served, console: tuple[httpx.Client, str]) -> None:
+    client, csrf = console
+    applied = client.post("/_/schema/payroll", data=_rules(
+        csrf, access_read="hr, auditor", access_create="hr",
+        **{"rule-1-read": "hr", "rule-1-write": "hr"}))
+    assert "Applied." in applied.text, applied.text
+    written = served.request("POST", "/rest/payroll", key=served.admin_key,
+                             json={"title": "march", "salary": 4100})
+    assert written.status_code == 201, written.text
+    auditor = run_cli(served.cwd, "keys", "create", "--path", "/rest/payroll/**",
+                      "/rest/payroll", "--method", "GET", "--role", "auditor",
+                      "--description", "audit").stdout.strip()
+    elsewhere = run_cli(served.cwd, "keys", "create", "--path", "/rest/memos/**",
+                        "--method", "GET", "--role", "hr",
+                        "--description", "memos only").stdout.strip()
+    over_rest = served.request("GET", "/rest/payroll", key=auditor)
+    assert [d.get("salary") for d in over_rest.json()] == [None]  # what the preview shows
+    picker = client.get("/_/preview/payroll").text
+    auditor_id, elsewhere_id = _key_id(served, auditor), _key_id(served, elsewhere)
+    assert f'<option value="{auditor_id}">' in picker
+    assert served.admin_key[:8] not in picker  # full-access keys are not offered
+    as_key = client.get("/_/preview/payroll", params={"key": auditor_id})
+    assert as_key.status_code == 200, as_key.text
+    table = as_key.text.split('id="preview-documents"')[1]
+    assert "march" in table
+    assert "4100" not in table
+    assert "Fields hidden from this key: salary." in as_key.text
+    assert "the key's paths and methods" in as_key.text
+    refused = client.get("/_/preview/payroll", params={"key": elsewhere_id}).text
+    assert "This key is refused: this API key may not GET /rest/payroll" in refused
+    assert served.request("GET", "/rest/payroll", key=elsewhere).status_code == 403
+    unknown_key = client.get("/_/preview/payroll", params={"key": "nope"})
+    assert unknown_key.status_code == 400
+    assert "no usable API key" in unknown_key.text
+    typed = {"email": "dee@idp.example", "roles": "hr"}
+    untold = client.get("/_/preview/payroll", params=typed)
+    assert untold.status_code == 400  # no account, and not said to be the provider's
+    assert "no user with email" in untold.text
+    provider = client.get("/_/preview/payroll", params={**typed, "provider": "on"})
+    assert provider.status_code == 200, provider.text
+    assert "dee@idp.example (identity provider)" in provider.text
+    table = provider.text.split('id="preview-documents"')[1]
+    assert "march" in table
+    assert "4100" in table
+    claimless = client.get("/_/preview/payroll", params={
+        "email": "dee@idp.example", "roles": "", "provider": "on"}).text
+    assert "This user is refused:" in claimless
+    bad_role = client.get("/_/preview/payroll", params={**typed, "roles": "*",
+                                                        "provider": "on"})
+    assert bad_role.status_code == 400
+    stored = served.request("GET", "/rest/payroll", key=served.admin_key).json()
+    assert [(d["title"], d["salary"]) for d in stored] == [("march", 4100)]
 
 
 def test_the_lookup_search_finds_a_document_beyond_the_first_200_within_a_bound(

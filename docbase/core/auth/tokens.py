@@ -147,6 +147,19 @@ def login_principal(database: str, user: User, settings: DatabaseSettings) -> Pr
                   user=user).principal(settings)
 
 
+def provider_principal(email: str, roles: tuple[str, ...],
+                       settings: DatabaseSettings) -> Principal:
+    """The principal of an identity provider's token for ``email`` claiming ``roles``.
+
+    The same :meth:`Bearer.principal` as a request with such a token, for an email that
+    is no stored user: ``roles`` stand in the ``auth.jwt.roles_claim`` claim. The
+    console's "view as user" preview reads with it.
+    """
+    claims = {"email": email, settings.auth.jwt.roles_claim: list(roles)}
+    return Bearer(email=email, token_id="", expires=0.0, own=False,
+                  claims=claims).principal(settings)
+
+
 def _verify(token: str, key: Any, algorithms: list[str], *, issuer: str | None,
             audience: str | None) -> dict[str, Any]:
     try:
