@@ -40,6 +40,7 @@ from docbase.http.logs import access_lines
 from docbase.http.observe import RequestObserver
 from docbase.http.proxy import ForwardedHttpsOnly
 from docbase.http.security_headers import SecurityHeaders
+from docbase.http.shutdown_watch import ShutdownWatch
 from docbase.http.supervision import exit_with_supervisor
 
 if TYPE_CHECKING:
@@ -89,18 +90,25 @@ def build_app(deployment: Deployment) -> Any:
             resuming.add(asyncio.create_task(instruments.flush_every()))
 
     async def stop() -> None:
+        watch = ShutdownWatch(deployment.graceful_timeout)  # exits should a step hang
         for task in resuming:
             task.cancel()
+        watch.step("background tasks")
         await asyncio.gather(*resuming, return_exceptions=True)
+        watch.step("job schedulers")
         for scheduler in schedulers:
             await scheduler.close()
+        watch.step("webhook dispatchers")
         for dispatcher in dispatchers:
             await dispatcher.close()
+        watch.step("request logs")
         for log in request_logs.values():  # the requests of the last second
             await log.close()
+        watch.step("databases")
         await server.close()
         if instruments is not None:  # what the last requests and store calls tallied
             instruments.flush()
+        watch.done()
 
     app: Any = create_app(server, manage_lifespan=False, on_startup=[start],
                           on_shutdown=[stop], metrics=metrics_access(deployment, instruments),
