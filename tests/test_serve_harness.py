@@ -16,6 +16,7 @@ import ssl
 import subprocess
 import sys
 import time
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +31,19 @@ loaded machine (the suite's parallel workers, other runs) may take tens of secon
 
 REQUEST_TIMEOUT = 60.0
 """Seconds a request of :attr:`Served.client` may take, likewise a deadline for hangs."""
+
+GRACEFUL_SECONDS = "8"
+"""The served processes' ``graceful_timeout``: a worker whose application shutdown hangs
+exits after it (``docbase/http/shutdown_watch.py``), within :meth:`Served.stop`'s 20 s."""
+STUCK = "the application shutdown is still running"
+"""What a worker logs when its shutdown hung (then it exits)."""
+
+
+class StuckShutdown(UserWarning):
+    """A served worker's application shutdown hung, and the worker exited after
+    ``graceful_timeout``: a defect of the product, not of the test that stopped it, so
+    it is shown in the summary of warnings with the log (where the hanging await is),
+    and the test's own verdict stands."""
 
 
 def docbase_command() -> list[str]:
@@ -106,6 +120,9 @@ class Served:
                 self.process.wait(5)
                 raise AssertionError(f"server did not stop within {timeout}s:\n"
                                      f"{self.output()}") from None
+        if STUCK in (output := self.output()):
+            warnings.warn(StuckShutdown(output[output.index(STUCK) - 80:][:6000]),
+                          stacklevel=2)
         return self.process.returncode
 
 
@@ -164,7 +181,8 @@ def _start(cwd: Path, args: tuple[str, ...], env: dict[str, str] | None, port: i
     with log.open("wb") as out:
         process = subprocess.Popen(
             [*docbase_command(), "serve", "--port", str(port), *args],
-            cwd=cwd, env=env or child_env(), stdout=out, stderr=subprocess.STDOUT,
+            cwd=cwd, env={"DOCBASE_GRACEFUL_TIMEOUT": GRACEFUL_SECONDS, **(env or child_env())},
+            stdout=out, stderr=subprocess.STDOUT,
         )
     return Served(process, cwd, data_dir or cwd / "docbase-data", port, log, scheme)
 
