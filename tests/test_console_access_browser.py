@@ -128,6 +128,16 @@ def test_view_as_user_shows_only_the_rows_that_user_may_read(
         expect(table).not_to_contain_text("ed's day")
         expect(table.locator("caption")).to_contain_text("of 1 that")
         console.screenshot(page, server, "preview")
+        # a user of the identity provider: no account, roles from the token (private:
+        # such a user reads only what they wrote, which is nothing here)
+        page.get_by_label("User (email)").fill("idp-user@example.com")
+        page.get_by_label("No account here").check()
+        page.get_by_label("Roles their token claims").fill("editor")
+        page.get_by_role("button", name="View as this user").click()
+        expect(page.locator("#preview-note")).to_contain_text(
+            "idp-user@example.com (identity provider) (roles: editor)")
+        expect(page.locator("#preview-documents")).to_contain_text(
+            "No documents this user may read.")
 
 
 def test_the_lookup_picker_finds_a_document_beyond_the_first_200(
