@@ -32,6 +32,7 @@ from tests.backends import sql_backend, sql_url
 COLLECTION = "people"
 QUERIES: list[dict[str, Any]] = [
     {"tags": "t1"}, {"tags": "u2"}, {"tags": {"$in": ["t1", "t2"]}}, {"tags": 1},
+    {"tags": {"$in": ["t0", "u0"]}},  # documents holding both: counted once
     {"tags": 1.0}, {"tags": True}, {"tags": None}, {"tags": {"$in": [None, "t3"]}},
     {"tags": {"$ne": "t1"}}, {"tags": {"$nin": ["t1", "u2"]}}, {"tags": ["t1", "u1"]},
     {"customer._id": "c1"}, {"customer._id": {"$in": ["c1", "c2"]}}, {"customer._id": None},

@@ -2,7 +2,8 @@
 
 Each engine fills ``c_<n>_items (path, key, id)`` its own way (:mod:`.sqlite.items`,
 :mod:`.postgresql.items`) and encodes its keys its own way; the table's name and the
-seek into its key ``(path, key, id)`` are the same on both, and live here.
+seek into its key ``(path, key, id)`` are the same on both, and live here, with the
+count that reads the side table alone (:func:`count_of_items`).
 """
 
 from __future__ import annotations
@@ -11,6 +12,9 @@ from collections.abc import Sequence
 from typing import Any
 
 import sqlalchemy as sa
+from sqlalchemy.sql import operators
+from sqlalchemy.sql.elements import BinaryExpression
+from sqlalchemy.sql.selectable import ScalarSelect
 
 from docbase.adapters.sql.values import Condition
 
@@ -32,3 +36,23 @@ def listed_in_items(table: sa.TableClause, index: int,
         items.c.path == sa.literal_column(str(int(index))),
         items.c.key == keys[0] if len(keys) == 1 else items.c.key.in_(keys))
     return table.c.id.in_(found)
+
+
+def count_of_items(table: sa.TableClause, where: Condition) -> sa.Select[Any] | None:
+    """A count of the documents matching ``where`` read from the side table alone.
+
+    Only where ``where`` is one item seek (:func:`listed_in_items`, the whole condition):
+    its ids are then the documents, without looking each one up in the collection's
+    table again (2,000 matches: 4.0 ms on SQLite, 11 times a get by id, before;
+    ``docs/benchmarks.md``). ``DISTINCT``: a document holding two of the keys of an
+    ``$in`` has a row for each. ``None`` for any other condition.
+    """
+    if not (isinstance(where, BinaryExpression) and where.operator is operators.in_op
+            and where.left is table.c.id and isinstance(where.right, ScalarSelect)):
+        return None
+    found = where.right.element
+    if not isinstance(found, sa.Select) or [f.name for f in found.get_final_froms()
+                                            if isinstance(f, sa.TableClause)
+                                            ] != [items_table(table.name)]:
+        return None
+    return sa.select(sa.func.count()).select_from(found.distinct().subquery())
