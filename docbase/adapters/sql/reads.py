@@ -221,8 +221,7 @@ class SqlDocumentReads:
             statement = sa.select(sa.func.count()).select_from(table)
             if filter != MATCH_ALL:  # without WHERE, SQLite counts a b-tree's entries
                 where = QueryCompiler(self.dialect, table, items=items).where(filter)
-                counted = count_of_items(table, where)
-                statement = statement.where(where) if counted is None else counted
+                statement = count_of_items(table, where, statement.where(where))
             self._cache(key, statement)  # (5 against 250 us for 10,000 rows)
         return statement
 
