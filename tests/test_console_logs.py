@@ -130,7 +130,9 @@ def test_a_stuck_log_write_holds_no_request(tmp_path: Path) -> None:
     with serving(tmp_path, "--storage", f"sqlite:///{database}") as server:
         eventually(lambda: "/health" in _logged_routes(database), "the first entries")
         before = len(_logged_routes(database))
-        blocker = sqlite3.connect(database, timeout=0, isolation_level=None)
+        # the server may hold the write lock for a moment (the log's own write each
+        # second): wait for it, as a second process would (timeout 0 failed CI once)
+        blocker = sqlite3.connect(database, timeout=30, isolation_level=None)
         blocker.execute("BEGIN IMMEDIATE")  # every writer, the log's too, now waits
         try:
             for _ in range(25):  # over more than two of the log's write attempts

@@ -39,6 +39,12 @@ STUCK = "the application shutdown is still running"
 """What a worker logs when its shutdown hung (then it exits)."""
 
 
+STUCK_WARNING = "a served worker's application shutdown hung"
+"""How :class:`StuckShutdown` begins: ``pyproject.toml``'s ``filterwarnings`` shows it
+by this text (naming the class would import ``tests``, which a pytest run from another
+directory cannot: ``tests/test_suite_hygiene.py``)."""
+
+
 class StuckShutdown(UserWarning):
     """A served worker's application shutdown hung, and the worker exited after
     ``graceful_timeout``: a defect of the product, not of the test that stopped it, so
@@ -121,7 +127,8 @@ class Served:
                 raise AssertionError(f"server did not stop within {timeout}s:\n"
                                      f"{self.output()}") from None
         if STUCK in (output := self.output()):
-            warnings.warn(StuckShutdown(output[output.index(STUCK) - 80:][:6000]),
+            warnings.warn(StuckShutdown(f"{STUCK_WARNING}:\n"
+                                        f"{output[output.index(STUCK) - 80:][:6000]}"),
                           stacklevel=2)
         return self.process.returncode
 
