@@ -37,8 +37,6 @@ GRACEFUL_SECONDS = "8"
 exits after it (``docbase/http/shutdown_watch.py``), within :meth:`Served.stop`'s 20 s."""
 STUCK = "the application shutdown is still running"
 """What a worker logs when its shutdown hung (then it exits)."""
-
-
 STUCK_WARNING = "a served worker's application shutdown hung"
 """How :class:`StuckShutdown` begins: ``pyproject.toml``'s ``filterwarnings`` shows it
 by this text (naming the class would import ``tests``, which a pytest run from another
@@ -128,7 +126,7 @@ class Served:
                                      f"{self.output()}") from None
         if STUCK in (output := self.output()):
             warnings.warn(StuckShutdown(f"{STUCK_WARNING}:\n"
-                                        f"{output[output.index(STUCK) - 80:][:6000]}"),
+                                        f"{output[max(output.index(STUCK) - 80, 0):][:6000]}"),
                           stacklevel=2)
         return self.process.returncode
 

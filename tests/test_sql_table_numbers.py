@@ -116,7 +116,6 @@ async def test_a_table_is_handed_out_only_once_its_commit_returned(
     assert await store.count("held_later", MATCH_ALL) == 1
 
 
-
 @pytest.mark.parametrize("engine", ["sqlite-file", "postgresql"])
 async def test_a_batch_that_meets_a_table_dropped_elsewhere_leaves_the_next_one_working(
     engine: str, tmp_path: Path,

@@ -55,23 +55,23 @@ class Viewer(msgspec.Struct, frozen=True):
 
     principal: Principal
     who: str
-    """``ann@example.com``, ``ann@example.com (identity provider)``, ``key ab12cd34``."""
+    """``ann@example.com``, ``ann@example.com (identity provider)``, ``key ab12cd34… audit``."""
 
 
 def _usable(key: ApiKey) -> bool:
     return key.revoked is None and not key.is_expired()
 
 
-async def _viewer(console: Console, who: dict[str, str]) -> Viewer | str:
-    """The caller ``who`` names, or why there is none."""
-    settings = await console.database.settings.load()
+async def _viewer(console: Console, who: dict[str, str],
+                  usable: list[ApiKey]) -> Viewer | str:
+    """The caller ``who`` names (a key among ``usable``), or why there is none."""
     if key_id := who.get("key"):
-        key = next((k for k in await list_keys(console.database)
-                    if k.id == key_id and _usable(k)), None)
+        key = next((k for k in usable if k.id == key_id), None)
         if key is None:
             return f"no usable API key with id {key_id!r}"
         return Viewer(key.principal(), f"key {key.prefix}… {key.description}".strip())
     email = who.get("email", "")
+    settings = await console.database.settings.load()
     try:
         found = await find_user(console.database, email)
         if found is not None:
@@ -124,10 +124,11 @@ async def preview(request: HttpRequest, target: FromPath[str]) -> Response[str]:
     params = {k: v for k in PARAMS if (v := request.query_params.get(k, "").strip())}
     params.setdefault("max", str(PAGE_SIZE))
     users = [u.email for u in (await list_users(console.database))[:USERS_OFFERED]]
-    keys = [k for k in await list_keys(console.database) if _usable(k) and not k.full_access]
+    usable = [k for k in await list_keys(console.database) if _usable(k)]
+    keys = [k for k in usable if not k.full_access]  # the ones worth offering
     shown = NOTHING
     if who.get("email") or who.get("key"):
-        viewer = await _viewer(console, who)
+        viewer = await _viewer(console, who, usable)
         shown = ({**NOTHING, "error": viewer} if isinstance(viewer, str)
                  else await _read(console, where, viewer, params))
     status = 400 if shown["error"] else 200
