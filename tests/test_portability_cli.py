@@ -125,7 +125,7 @@ async def _run_backup_job_three_times(url: str, directory: Path) -> None:
     from docbase.core.portability.backups import BACKUP_JOB, backup_job
 
     async with await docbase.connect(url) as db:
-        job = backup_job(db, directory, 2, "0 3 * * *")
+        job = backup_job(db, directory, 2, "0 3 * * *", db.settings)
         assert job.name == BACKUP_JOB
         for _ in range(3):
             run = job.function(JobContext(job=BACKUP_JOB, tick=datetime.now(UTC),

@@ -36,7 +36,7 @@ from docbase.cli.remote_archives import chosen_collections, export_remote, impor
 from docbase.config import DatabaseEntry
 from docbase.core.database import Database
 from docbase.core.portability import ImportMode, export_archive, import_archive
-from docbase.core.portability.backups import back_up
+from docbase.core.portability.backups import back_up, backups_kept
 from docbase.core.portability.capture import capturing
 from docbase.core.portability.following import follow
 from docbase.core.portability.importing import restore_blockers
@@ -71,7 +71,8 @@ def register(commands: Any) -> None:
     backer.add_argument("--dir", metavar="DIR",
                         help="the backup directory (default: the backup_dir setting)")
     backer.add_argument("--keep", type=int, metavar="N",
-                        help="archives to keep (default: the backup_keep setting, 7)")
+                        help="archives to keep (default: the database's stored backups.keep, "
+                             "else the backup_keep setting, 7)")
     migrator = add_action(commands, "migrate", migrate_command,
                           help="copy the database into another store and verify it")
     migrator.add_argument("--to", required=True, metavar="STORAGE_URL",
@@ -166,18 +167,18 @@ do not count)."""
 def _backup_options(args: argparse.Namespace) -> None:
     deployment, _ = database_of(args)
     args.dir = args.dir or deployment.backup_dir
-    args.keep = deployment.backup_keep if args.keep is None else args.keep
+    args.server_keep = deployment.backup_keep  # unless the database stores its own
     if args.dir is None:
         raise UsageError("give --dir, or set backup_dir in the config file")
-    if args.keep < 1:
+    if args.keep is not None and args.keep < 1:
         raise UsageError("--keep must be at least 1")
 
 
 async def _backup_action(args: argparse.Namespace, db: Database, entry: DatabaseEntry) -> int:
     progress = progress_for_stderr()
     try:
-        out, summary, expired = await back_up(db, Path(args.dir), args.keep,
-                                              progress=progress)
+        keep = args.keep or await backups_kept(db.settings, args.server_keep)
+        out, summary, expired = await back_up(db, Path(args.dir), keep, progress=progress)
     finally:
         _finish(progress)
     say(summary.line(f"database {entry.name!r}: backed up to {out}:"))

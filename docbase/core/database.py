@@ -46,6 +46,7 @@ from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.validation import SchemaValidator
+from docbase.core.settings.in_force import LimitsInForce
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
 from docbase.core.webhooks.stored_webhooks import WebhookRegistry
@@ -68,17 +69,18 @@ class Database(AsyncResource):
         self.store = store
         self.blobs = blobs
         self.name = name
-        self.limits = limits or Limits()
+        self.limits_in_force = LimitsInForce(limits or Limits())
+        """The server's limits, lowered by the database's stored ``limits.*``."""
         self.hooks = hooks or HookRegistry()
         self.jobs = JobRegistry()
         """Scheduled jobs (``@db.job``), run by a ``JobScheduler`` (``docbase serve`` has one)."""
         self.mailer = mailer
         self.auth_cache = SystemCache()
         """Bounded, short-lived lookups of system collections (keys; later users, tokens)."""
-        self.rate_limiter = RateLimiter(store, self.limits, self.auth_cache)
+        self.rate_limiter = RateLimiter(store, self.limits_in_force, self.auth_cache)
         """Requests per key and per address, failed credentials per address."""
-        self.settings = SettingsStore(store, self.auth_cache)
-        """The stored settings: mail, auth, realtime and secrets (never served by HTTP)."""
+        self.settings = SettingsStore(store, self.auth_cache, self.limits_in_force)
+        """The stored settings: mail, auth, realtime, limits, secrets (never served by HTTP)."""
         self.schemas = SchemaRegistry(store, self.auth_cache, self.settings)
         """The collections' schemas (``_schemas``) and the ``schema.mode`` setting."""
         self.documents = SchemaEnforcingStore(store, self.schemas)
@@ -87,10 +89,10 @@ class Database(AsyncResource):
                                                             self.documents)]
         """Run by the validate stage of every write, in order (the schemas' first)."""
         self.relations = Relations(self.documents)
-        log = ChangeLog(store, self.limits)
-        self.webhooks = WebhookRegistry(store, self.limits, self.auth_cache, log)
+        log = ChangeLog(store, self.limits_in_force)
+        self.webhooks = WebhookRegistry(store, self.limits_in_force, self.auth_cache, log)
         """The webhooks and their delivery state (:mod:`docbase.core.webhooks`)."""
-        self.changes = ChangeFeed(log, self.limits, LogDemand(
+        self.changes = ChangeFeed(log, self.limits_in_force, LogDemand(
             (RealtimeSwitch(self.settings), self.webhooks, CaptureLeases(store)),
             self.auth_cache))
         """Committed writes are published here and logged; ``db.changes(...)`` reads them
@@ -98,19 +100,24 @@ class Database(AsyncResource):
         self.pipeline = Pipeline(
             lambda staged: write_stages(
                 staged, store=self.documents, relations=self.relations, hooks=self.hooks,
-                validators=self.validators, changes=self.changes, limits=self.limits,
+                validators=self.validators, changes=self.changes, limits=self.limits_in_force,
                 schemas=self.schemas),
             read_stages(hooks=self.hooks, schemas=self.schemas, store=self.documents),
         )
         self.reads = ReadRoad(self.pipeline.read, self.documents, self.relations, self.schemas)
         """The read stages of the documents an answer embeds (children, lookups)."""
-        self.views = CollectionViews(name, self.limits, self.documents, self.pipeline,
+        self.views = CollectionViews(name, self.limits_in_force, self.documents, self.pipeline,
                                      self.reads, self.changes)
         """What collections act through; hands out the collection handles."""
         self.mail = MailService(self.views, self.settings, mailer=mailer, smtp=smtp_mailer)
         """``POST /mail``: the outbound log and the transport of the stored settings."""
         self.media = Media(self.views, store, blobs, self.settings, self.auth_cache)
         """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
+
+    @property
+    def limits(self) -> Limits:
+        """The limits in force: the server's, lowered by the stored ``limits.*``."""
+        return self.limits_in_force.current
 
     async def open(self) -> None:
         """Open the underlying stores."""

@@ -1,12 +1,11 @@
 """Who asks what of which database: routing, method override and credential checks.
 
-:func:`identify` picks the database (path prefix ``/db/<name>``, host
-``<name>.<domain>``, else the default), resolves ``X-HTTP-Method-Override``,
-authenticates the API key or else the bearer token, and records the CORS headers the
-response carries (a token holder's: those any key of the database allows for the
-origin). :func:`request_context` then asks :func:`~docbase.core.auth.authorize` whether
-the credential covers the request; :func:`documents_context`, for the document routes
-the pipelines authorize, asks only the origin.
+:func:`identify` picks the database (path prefix ``/db/<name>``, host ``<name>.<domain>``,
+else the default), resolves ``X-HTTP-Method-Override``, authenticates the API key or else
+the bearer token, and records the CORS headers the response carries (a token holder's:
+those any key of the database allows for the origin). :func:`request_context` then asks
+:func:`~docbase.core.auth.authorize` whether the credential covers the request; for the
+document routes, which the pipelines authorize, :func:`documents_context` asks the origin.
 """
 
 from __future__ import annotations
@@ -81,8 +80,8 @@ def route(server: Server, request: Request[Any, Any, Any]) -> tuple[str, Databas
     (``/db/<name>``, ``<name>.<domain>``).
 
     Raises:
-        Unauthorized: the path prefix or host names a database the server does not
-            hold (the 401 of a missing credential, an unknown key or a foreign token).
+        Unauthorized: the path prefix or host names a database the server does not hold
+            (the 401 of a missing credential, an unknown key or a foreign token).
 
     """
     try:
@@ -223,6 +222,7 @@ async def identify(
     """
     name, database, path = route(server, request)
     request.scope[DATABASE] = name  # type: ignore[literal-required]  # for the request log
+    await database.settings.follow_limits()  # another process may have lowered one
     method = effective_method(request)
     origin = header(request, "origin")
     if origin:  # let the browser read an error about the key too, when it may

@@ -56,7 +56,7 @@ def scheduled_backups(deployment: Deployment, db: Database) -> list[Job]:
     if deployment.backup_dir is None:
         return []
     return [backups.backup_job(db, Path(deployment.backup_dir), deployment.backup_keep,
-                               deployment.backup_schedule)]
+                               deployment.backup_schedule, db.settings)]
 
 
 def build_app(deployment: Deployment) -> Any:

@@ -25,20 +25,20 @@ from docbase.core.changes.fanout import Fanout, Subscription
 from docbase.core.changes.log import ChangeLog
 from docbase.core.events import ChangeEvent
 from docbase.core.names import is_user_collection
-from docbase.core.settings.limits import Limits
+from docbase.core.settings.in_force import LimitsInForce
 
 
 class ChangeFeed(ChangeBus):
     """The committed writes of one database: published here, logged, read back."""
 
-    def __init__(self, log: ChangeLog, limits: Limits, demand: LogDemand) -> None:
+    def __init__(self, log: ChangeLog, limits: LimitsInForce, demand: LogDemand) -> None:
         """Log what is published while ``demand`` says someone consumes the log."""
         super().__init__()
         self.log = log
         self.demand = demand
         self._recorder = self._record
         self.subscribe(self._recorder)
-        self.fanout = Fanout(self.log, limits)
+        self.fanout = Fanout(self.log, limits.server)  # its limits are the server's alone
 
     async def _record(self, event: ChangeEvent) -> None:
         if is_user_collection(event.collection) and await self.demand():

@@ -8,7 +8,7 @@ last (``"* * * * * */10"``: every ten seconds). The :class:`JobScheduler` of
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Awaitable, Callable, Iterator
 from datetime import UTC, datetime
 from typing import TYPE_CHECKING
 
@@ -25,8 +25,13 @@ else:  # imported with the first job: a worker without jobs never needs it (or d
 class Job:
     """One scheduled function; its ``name`` is the same in every process."""
 
-    def __init__(self, schedule: str, function: UserFunction, name: str | None = None) -> None:
+    def __init__(self, schedule: str, function: UserFunction, name: str | None = None, *,
+                 follow: Callable[[], Awaitable[str | None]] | None = None) -> None:
         """Describe a job.
+
+        ``follow`` returns the schedule in force now when it may change while the
+        server runs (a stored setting: ``backups.schedule``), ``None`` for ``schedule``;
+        the scheduler asks it before each tick and at least once a minute meanwhile.
 
         Raises:
             ConfigurationError: ``schedule`` is not a cron expression.
@@ -39,10 +44,21 @@ class Job:
         self.schedule = schedule
         self.function = function
         self.name = name or function_name(function)
+        self.follow = follow
 
-    def next_tick(self, after: datetime) -> datetime:
-        """The first tick of the schedule strictly after ``after`` (UTC)."""
-        tick: datetime = croniter.croniter(self.schedule, after.astimezone(UTC)).get_next(datetime)
+    async def schedule_now(self) -> str:
+        """The schedule in force: what ``follow`` says, else the one the job was made with.
+
+        Raises:
+            DocbaseError: ``follow`` failed (a store error, settings that do not fit).
+
+        """
+        return (await self.follow() if self.follow is not None else None) or self.schedule
+
+    def next_tick(self, after: datetime, schedule: str | None = None) -> datetime:
+        """The first tick of ``schedule`` (the job's own) strictly after ``after`` (UTC)."""
+        tick: datetime = croniter.croniter(schedule or self.schedule,
+                                           after.astimezone(UTC)).get_next(datetime)
         return tick.astimezone(UTC)
 
 

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 
 LEASES = "_jobleases"
 """The system collection of job leases, one document per job and tick."""
+RECHECK_SECONDS = 60.0
+"""How often the scheduler looks again at a schedule that follows a setting."""
 LEASE_RETENTION = timedelta(days=1)
 """How long a lease is kept after its tick (long after any process could still claim it)."""
 
@@ -58,9 +60,12 @@ class JobScheduler(AsyncResource):
     adds docbase's own (the media orphan sweep).
     """
 
-    def __init__(self, database: JobHost, jobs: Iterable[Job] | None = None) -> None:
+    def __init__(self, database: JobHost, jobs: Iterable[Job] | None = None, *,
+                 recheck: float = RECHECK_SECONDS) -> None:
         self.database = database
         self.jobs = list(database.jobs if jobs is None else jobs)
+        self.recheck = recheck
+        """Seconds between two looks at the schedule of a job that follows a setting."""
         self._tasks: list[asyncio.Task[None]] = []
 
     async def open(self) -> None:
@@ -78,14 +83,33 @@ class JobScheduler(AsyncResource):
         self._tasks.clear()
 
     async def _loop(self, job: Job) -> None:
-        tick = job.next_tick(datetime.now(UTC))
+        schedule = await self._schedule(job, job.schedule)
+        tick = job.next_tick(datetime.now(UTC), schedule)
         while True:
-            await asyncio.sleep(max(0.0, (tick - datetime.now(UTC)).total_seconds()))
+            wait = (tick - datetime.now(UTC)).total_seconds()
+            if job.follow is not None and wait > self.recheck:  # the setting may change
+                await asyncio.sleep(self.recheck)
+                now = await self._schedule(job, schedule)
+                if now != schedule:
+                    schedule, tick = now, job.next_tick(datetime.now(UTC), now)
+                continue
+            await asyncio.sleep(max(0.0, wait))
             try:
-                await self.run_tick(job, tick)
+                await self.run_tick(job, tick, schedule)
             except DocbaseError as exc:  # the storage failed: try again next tick
                 logger.error("job %s at %s: %s", job.name, format_timestamp(tick), exc.message)
-            tick = job.next_tick(max(tick, datetime.now(UTC)))
+            schedule = await self._schedule(job, schedule)
+            tick = job.next_tick(max(tick, datetime.now(UTC)), schedule)
+
+    @staticmethod
+    async def _schedule(job: Job, before: str) -> str:
+        """The schedule of ``job`` in force now; ``before`` when it cannot be read."""
+        try:
+            return await job.schedule_now()
+        except DocbaseError as exc:
+            logger.error("job %s: its schedule could not be read (%s); keeping %r",
+                         job.name, exc.message, before)
+            return before
 
     async def claim(self, job: Job, tick: datetime) -> bool:
         """Take the lease of ``job`` at ``tick``; tell whether this process got it.
@@ -104,7 +128,7 @@ class JobScheduler(AsyncResource):
         await self.database.store.delete_where(LEASES, Lt(("tick",), expired))
         return True
 
-    async def run_tick(self, job: Job, tick: datetime) -> bool:
+    async def run_tick(self, job: Job, tick: datetime, schedule: str | None = None) -> bool:
         """Run ``job`` for ``tick`` if this process wins its lease; tell whether it ran.
 
         Raises:
@@ -125,7 +149,7 @@ class JobScheduler(AsyncResource):
                          exc_info=exc.__cause__ or exc)
         instruments().job_run(job.name, failed=status != "ok")
         await record(self.database.store, {
-            "kind": "job", "name": job.name, "schedule": job.schedule,
+            "kind": "job", "name": job.name, "schedule": schedule or job.schedule,
             "tick": format_timestamp(tick), "status": status, "error": error,
             "started": started, "finished": utc_now(),
         })

@@ -44,7 +44,7 @@ from docbase.core.reads.lookups import GuardLookupQueries
 from docbase.core.relations import Relations
 from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.strict import RequireDefinedCollection
-from docbase.core.settings import Limits
+from docbase.core.settings.in_force import LimitsInForce
 
 
 def write_stages(
@@ -55,7 +55,7 @@ def write_stages(
     hooks: HookRegistry,
     validators: list[Validator],
     changes: ChangeBus,
-    limits: Limits,
+    limits: LimitsInForce,
     schemas: SchemaRegistry,
 ) -> list[WriteStage]:
     """The stages of the write pipeline, in the order they run.

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from docbase.core.events import Insert, UpdateDocument, WriteEvent
 from docbase.core.settings import Limits
+from docbase.core.settings.in_force import LimitsInForce
 from docbase.core.untrusted_json import check_bounds
 from docbase.core.update import IncOp, UnsetOp
 
@@ -22,8 +23,13 @@ class CheckDocumentContent:
 
     name = "content"
 
-    def __init__(self, limits: Limits) -> None:
-        self.limits = limits
+    def __init__(self, limits: LimitsInForce) -> None:
+        self._limits = limits
+
+    @property
+    def limits(self) -> Limits:
+        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
+        return self._limits.current
 
     async def __call__(self, write: WriteEvent) -> None:
         """Raise ``InvalidQuery`` naming the document or update path at fault."""

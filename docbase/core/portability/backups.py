@@ -19,6 +19,7 @@ from docbase.core.hooks.jobs import Job
 from docbase.core.portability.exporting import export_archive
 from docbase.core.portability.progress import Progress, Summary
 from docbase.core.portability.source import PortableDatabase
+from docbase.core.system_data import SettingsSource
 
 logger = logging.getLogger("docbase.portability")
 
@@ -64,8 +65,24 @@ async def back_up(db: PortableDatabase, directory: Path, keep: int, *,
     return out, summary, expire(directory, db.name, keep)
 
 
-def backup_job(db: PortableDatabase, directory: Path, keep: int, schedule: str) -> Job:
+async def backups_kept(settings: SettingsSource, server: int) -> int:
+    """How many backups of a database to keep: its stored ``backups.keep``, else ``server``.
+
+    Raises:
+        ConfigurationError: the stored settings do not fit their types.
+        BackendError: the store failed.
+
+    """
+    return (await settings.load()).backups.keep or server
+
+
+def backup_job(db: PortableDatabase, directory: Path, keep: int, schedule: str,
+               settings: SettingsSource) -> Job:
     """The job backing ``db`` up into ``directory`` on ``schedule`` (cron, UTC).
+
+    ``keep`` and ``schedule`` are the server's; the database's stored ``backups.keep``
+    and ``backups.schedule`` (``settings``) take their place when set, read at each
+    backup and, for the schedule, at least once a minute (``docs/portability.md``).
 
     Raises:
         ConfigurationError: ``schedule`` is not a cron expression, or ``keep`` below one.
@@ -74,9 +91,12 @@ def backup_job(db: PortableDatabase, directory: Path, keep: int, schedule: str) 
     if keep < 1:
         raise ConfigurationError("backup_keep must be at least 1")
 
+    async def stored_schedule() -> str | None:
+        return (await settings.load()).backups.schedule
+
     async def back_up_database(_context: JobContext) -> None:
-        out, summary, expired = await back_up(db, directory, keep)
+        out, summary, expired = await back_up(db, directory, await backups_kept(settings, keep))
         logger.info("backup of %r: %s; deleted %d old backup(s)", db.name,
                     summary.line(f"wrote {out}:"), len(expired))
 
-    return Job(schedule, back_up_database, name=BACKUP_JOB)
+    return Job(schedule, back_up_database, name=BACKUP_JOB, follow=stored_schedule)

@@ -28,6 +28,7 @@ from docbase.core.media.records import MEDIA_COLLECTION
 from docbase.core.relations import RELATIONS
 from docbase.core.schema.stored_schemas import SCHEMAS_COLLECTION
 from docbase.core.settings.store import SETTINGS_COLLECTION
+from docbase.core.settings.stored import SECTIONS
 from docbase.core.webhooks.stored_webhooks import WEBHOOKS_COLLECTION
 
 FORMAT_NAME = "docbase-archive"
@@ -48,7 +49,7 @@ or transient (unique-value claims, rebuilt on import; the change log and its cou
 job leases, rate counters, login failures, the hook log) and is not exported.
 """
 
-SETTINGS_SECTIONS = frozenset({"mail", "auth", "realtime", "schema", "media"})
+SETTINGS_SECTIONS = SECTIONS
 """The typed sections of the settings; every other top-level key is an operator's secret."""
 SECRET_NAMES = frozenset({"password", "secret", "private_key"})
 """Keys inside the typed sections left out of an archive unless secrets are included."""

@@ -32,6 +32,7 @@ from docbase.core.ratelimit.windows import Window, hit, peek
 if TYPE_CHECKING:
     from docbase.core.auth.principal import Principal
     from docbase.core.ports import DocumentStore
+    from docbase.core.settings.in_force import LimitsInForce
     from docbase.core.settings.limits import Limits
 
 _FAILURES: Namespace[Window] = Namespace("failed_credentials")
@@ -41,10 +42,16 @@ _TOO_MANY_FAILURES = "too many failed credentials from this address"
 class RateLimiter:
     """Counts and refuses requests of one database as its :class:`Limits` say."""
 
-    def __init__(self, store: DocumentStore, limits: Limits, cache: SystemCache) -> None:
+    def __init__(self, store: DocumentStore, limits: LimitsInForce, cache: SystemCache,
+                 ) -> None:
         self.store = store
-        self.limits = limits
+        self._limits = limits
         self.cache = cache
+
+    @property
+    def limits(self) -> Limits:
+        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
+        return self._limits.current
 
     async def check_address(self, address: str | None) -> None:
         """Refuse ``address`` while it has failed too many credentials this window.

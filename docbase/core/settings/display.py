@@ -12,13 +12,16 @@ from typing import Any
 
 import msgspec
 
+from docbase.core.settings.limits import DATABASE_LIMITS
+
 SHOWN = frozenset({
     "mail.transport", "mail.from", "mail.smtp.host", "mail.smtp.port", "mail.smtp.starttls",
     "mail.smtp.tls", "mail.smtp.username", "mail.smtp.timeout", "auth.jwt.issuer",
     "auth.jwt.audience", "auth.jwt.roles_claim", "auth.login.lifetime",
     "auth.login.max_failures", "auth.login.lockout", "auth.users.paths", "auth.users.methods",
     "realtime.global",
-    "schema.mode", "media.orphan_grace",
+    "schema.mode", "media.orphan_grace", "backups.schedule", "backups.keep",
+    *(f"limits.{name}" for name in DATABASE_LIMITS),
 })
 """Settings whose values may be shown; every other value is a secret."""
 MASK = "***"

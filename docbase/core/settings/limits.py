@@ -8,6 +8,22 @@ from docbase.core.errors import ConfigurationError
 
 _ZERO_MEANS_OFF = frozenset({"rate_per_key", "rate_per_address", "export_max"})
 
+DATABASE_LIMITS = (
+    "max_page", "max_bulk", "max_body_bytes", "max_query_depth", "max_body_depth", "max_mail",
+    "batch", "rate_per_key", "rate_per_address", "max_failed_credentials", "hook_timeout",
+    "job_timeout", "max_upload_file_bytes", "max_upload_bytes", "max_upload_files",
+    "max_image_pixels", "image_timeout", "export_max", "webhook_timeout",
+    "webhook_max_failures", "change_retention", "change_max_entries",
+)
+"""The limits one database may lower with its stored settings (``limits.*``).
+
+Each is a ceiling read when it is used, so a lower value is stricter and takes effect
+at once. The others stay the server's: a store's timeout and automatic indexes are set
+when the store opens, the change log's polling is the process's, the rate window
+changes what every count means, and webhooks to private addresses are the server
+operator's decision alone (``docs/security.md``).
+"""
+
 DEFAULT_QUERY_TIMEOUT = 10.0
 """Seconds one store operation may run, unless ``limits.query_timeout`` says otherwise."""
 
@@ -125,3 +141,30 @@ class Limits(msgspec.Struct, frozen=True, forbid_unknown_fields=True):
             if value <= 0:
                 kind = "number" if isinstance(value, float) else "integer"
                 raise ConfigurationError(f"limits.{field} must be a positive {kind}")
+
+
+def _bound(name: str, value: float) -> float:
+    """``value`` as a ceiling: 0 of a limit that 0 turns off is no ceiling."""
+    return float("inf") if value == 0 and name in _ZERO_MEANS_OFF else value
+
+
+def lowered(server: Limits, stored: dict[str, float]) -> Limits:
+    """``server``'s limits with each of ``stored`` that is stricter (lower) in its place."""
+    stricter = {name: value for name, value in stored.items()
+                if _bound(name, value) < _bound(name, getattr(server, name))}
+    return msgspec.structs.replace(server, **stricter) if stricter else server
+
+
+def check_lowered(server: Limits, stored: dict[str, float]) -> None:
+    """Refuse a stored limit above the server's: a database may only lower its limits.
+
+    Raises:
+        ConfigurationError: one of ``stored`` is above the server's (named, with both).
+
+    """
+    for name, value in stored.items():
+        if _bound(name, value) > _bound(name, getattr(server, name)):
+            shown = "0 (none)" if _bound(name, value) == float("inf") else f"{value:g}"
+            raise ConfigurationError(
+                f"setting 'limits.{name}': {shown} is above this server's limit "
+                f"({getattr(server, name):g}); a database may only lower its limits")

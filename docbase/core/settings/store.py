@@ -10,6 +10,7 @@ reachable through ``/rest``, so no endpoint ever returns a setting.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 from typing import Any
@@ -19,6 +20,8 @@ from docbase.core.changes.demand import until_every_process_logs
 from docbase.core.errors import ConfigurationError, Conflict, InvalidQuery, NotFound
 from docbase.core.ports import DocumentStore
 from docbase.core.query import split_path
+from docbase.core.settings.in_force import LimitsInForce
+from docbase.core.settings.limits import Limits
 from docbase.core.settings.stored import DatabaseSettings
 from docbase.core.update import SetOp, UnsetOp, Update
 
@@ -41,9 +44,12 @@ def _steps(path: str) -> tuple[str, ...]:
 class SettingsStore:
     """The settings of one database, typed on every read and every change."""
 
-    def __init__(self, store: DocumentStore, cache: SystemCache) -> None:
+    def __init__(self, store: DocumentStore, cache: SystemCache,
+                 limits: LimitsInForce | None = None) -> None:
         self.store = store
         self.cache = cache
+        self.limits = limits or LimitsInForce(Limits())
+        """The database's limits in force, which follow every read of the settings."""
 
     async def tree(self) -> dict[str, Any]:
         """The stored settings object as it is now (no cache)."""
@@ -65,7 +71,9 @@ class SettingsStore:
             ConfigurationError: the stored settings do not fit their types.
 
         """
-        return DatabaseSettings.from_tree(await self.tree())
+        settings = DatabaseSettings.from_tree(await self.tree())
+        self.limits.follow(settings)
+        return settings
 
     async def load(self) -> DatabaseSettings:
         """The typed settings, read at most once per cache lifetime.
@@ -75,6 +83,18 @@ class SettingsStore:
 
         """
         return await self.cache.fetch(_LOADED, None, self.read_now)
+
+    async def follow_limits(self) -> Limits:
+        """The limits in force, after a read of the settings if the cached one is stale.
+
+        Each request asks this once, so another process's change of ``limits.*`` rules
+        here within the cache's lifetime. Settings that do not fit their types (stored
+        by an import, say) leave the limits as they were: they are named by whatever
+        reads them for itself (``docbase settings list``, the console).
+        """
+        with contextlib.suppress(ConfigurationError):
+            await self.load()
+        return self.limits.current
 
     async def set(self, path: str, value: Any) -> DatabaseSettings:
         """Store ``value`` at the dotted ``path``, creating the objects on the way.
@@ -94,9 +114,11 @@ class SettingsStore:
                                          "not an object")
         node[steps[-1]] = value
         settings = DatabaseSettings.from_tree(changed)
+        self.limits.check(settings)
         await self._write(Update((SetOp(steps, value),)), {"_id": _SETTINGS_ID, **changed})
         if steps[0] == "realtime" and settings.realtime.enabled:
             await until_every_process_logs()  # realtime consumes the change log
+        self.limits.follow(settings)
         return settings
 
     async def unset(self, path: str) -> bool:
@@ -112,6 +134,7 @@ class SettingsStore:
         except KeyError:
             return False
         await self._write(Update((UnsetOp(steps),)), None)
+        await self.read_now()  # the limits it may have lowered are the server's again
         return True
 
     async def _write(self, update: Update, whole: dict[str, Any] | None) -> None:

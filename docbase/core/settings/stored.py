@@ -1,19 +1,27 @@
 """The typed settings a database keeps in its storage (the "global settings").
 
 They are one nested JSON object. The sections below (``mail``, ``auth``, ``realtime``,
-``schema``, ``media``) are typed: a value of the wrong type or an unknown key inside them is
-refused, naming its path. Every other top-level key holds the operator's own secrets (for example
-``google.private_key``), which ``POST /auth/jwt`` can sign with by dotted path.
+``schema``, ``media``, ``limits``, ``backups``) are typed: a value of the wrong type or an
+unknown key inside them is refused, naming its path. Every other top-level key holds the
+operator's own secrets (for example ``google.private_key``), which ``POST /auth/jwt`` can
+sign with by dotted path.
 Nothing here is ever returned by an HTTP endpoint.
 """
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import msgspec
 
 from docbase.core.errors import ConfigurationError
+from docbase.core.plugins import lazy_module
+from docbase.core.settings.limits import DATABASE_LIMITS, Limits
+
+if TYPE_CHECKING:
+    import croniter
+else:  # read only when a backup schedule is stored
+    croniter = lazy_module("croniter")
 
 
 class SmtpSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
@@ -132,10 +140,55 @@ class MediaSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_
     them: seconds, or ``"30m"``, ``"1h"``, ``"1d"``. Longer than any upload takes."""
 
 
-_SECTIONS: dict[str, type[msgspec.Struct]] = {
+def _limits_positive(self: msgspec.Struct) -> None:
+    for name in self.__struct_fields__:
+        if (value := getattr(self, name)) is not None:
+            try:
+                Limits(**{name: value})
+            except ConfigurationError as exc:  # "limits.NAME must be ..."
+                raise ConfigurationError(f"setting 'limits.{name}': "
+                                         + exc.message.partition(" ")[2]) from None
+
+
+_LIMIT_TYPES = {info.name: info.type for info in msgspec.structs.fields(Limits)}
+LimitSettings: type[msgspec.Struct] = msgspec.defstruct(
+    "LimitSettings", [(name, _LIMIT_TYPES[name] | None, None) for name in DATABASE_LIMITS],
+    namespace={"__doc__": "Limits of this database, lower than the server's "
+                          "(``limits.*``; blank: the server's)",
+               "__post_init__": _limits_positive, "documented_by": Limits},
+    module=__name__, frozen=True, forbid_unknown_fields=True, kw_only=True)
+"""The limits of :data:`~docbase.core.settings.limits.DATABASE_LIMITS`, each ``None``
+(the server's) or a stored value, declared by :class:`Limits` (types and docs)."""
+
+
+class BackupSettings(msgspec.Struct, frozen=True, forbid_unknown_fields=True, kw_only=True):
+    """Scheduled backups of this database (``backups.*``; blank: the server's)."""
+
+    schedule: str | None = None
+    """When to back up: a cron expression in UTC (``0 3 * * *``: at 03:00 every day);
+    blank: the server's ``backup_schedule``. Needs the server's backup directory."""
+    keep: int | None = None
+    """How many backups of this database to keep, the oldest deleted beyond it; blank:
+    the server's ``backup_keep``."""
+
+    def __post_init__(self) -> None:
+        if self.keep is not None and self.keep < 1:
+            raise ConfigurationError("setting 'backups.keep': keep at least one backup")
+        if self.schedule is not None:
+            try:
+                croniter.croniter(self.schedule)
+            except (croniter.CroniterError, ValueError) as exc:
+                raise ConfigurationError(f"setting 'backups.schedule': {exc}") from None
+
+
+SECTION_TYPES: dict[str, type[msgspec.Struct]] = {
     "mail": MailSettings, "auth": AuthSettings, "realtime": RealtimeSettings,
-    "schema": SchemaSettings, "media": MediaSettings,
+    "schema": SchemaSettings, "media": MediaSettings, "limits": LimitSettings,
+    "backups": BackupSettings,
 }
+"""The struct typing each section of the stored settings, by its name."""
+SECTIONS = frozenset(SECTION_TYPES)
+"""The typed sections of the stored settings; every other top-level key is a secret."""
 
 
 class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
@@ -146,6 +199,9 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
     realtime: RealtimeSettings = RealtimeSettings()
     schema: SchemaSettings = SchemaSettings()
     media: MediaSettings = MediaSettings()
+    limits: Any = LimitSettings()
+    """A :data:`LimitSettings`."""
+    backups: BackupSettings = BackupSettings()
     tree: dict[str, Any] = {}
     """The whole stored object, for secrets looked up by dotted path."""
 
@@ -159,8 +215,13 @@ class DatabaseSettings(msgspec.Struct, frozen=True, kw_only=True):
 
         """
         sections: dict[str, Any] = {name: _convert(tree[name], kind, name)
-                                    for name, kind in _SECTIONS.items() if name in tree}
+                                    for name, kind in SECTION_TYPES.items() if name in tree}
         return cls(tree=tree, **sections)
+
+    def stored_limits(self) -> dict[str, float]:
+        """The limits this database stores, by name (those set, not ``None``)."""
+        return {name: value for name in self.limits.__struct_fields__
+                if (value := getattr(self.limits, name)) is not None}
 
     def lookup(self, path: str) -> Any:
         """The value at a dotted ``path`` of the stored object.

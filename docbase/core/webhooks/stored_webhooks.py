@@ -31,6 +31,7 @@ from docbase.core.errors import InvalidQuery, WebhookDeliveryError
 from docbase.core.names import check_collection_name
 from docbase.core.ports import DocumentStore
 from docbase.core.query import Eq, Query
+from docbase.core.settings.in_force import LimitsInForce
 from docbase.core.settings.limits import Limits
 from docbase.core.update import SetOp, Update
 from docbase.core.webhooks.targets import check_url, resolve_target
@@ -88,12 +89,17 @@ def _methods(methods: Iterable[str]) -> tuple[str, ...]:
 class WebhookRegistry:
     """Adding, listing, changing and removing the webhooks of one database."""
 
-    def __init__(self, store: DocumentStore, limits: Limits, cache: SystemCache,
+    def __init__(self, store: DocumentStore, limits: LimitsInForce, cache: SystemCache,
                  log: ChangeLog) -> None:
         self.store = store
-        self.limits = limits
+        self._limits = limits
         self.cache = cache
         self.log = log
+
+    @property
+    def limits(self) -> Limits:
+        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
+        return self._limits.current
 
     async def add(self, url: str, *, collections: Iterable[str] = (),
                   methods: Iterable[str] = (), secret: str | None = None) -> Webhook:
