@@ -131,7 +131,7 @@ def test_a_refused_value_is_named_beside_its_input_and_stores_nothing(pair: Pair
     assert answer.status_code == 422
     assert _stored(pair.target, "") == before
     with signed_in(pair.target.served) as (client, csrf):
-        assert client.post("/_/settings/group/limits", data={"csrf": csrf}
+        assert client.post("/_/settings/group/nothing", data={"csrf": csrf}
                            ).status_code == 404
         assert client.post("/_/settings/group/auth.login", data={"lifetime": "9"}
                            ).status_code == 403  # no CSRF token
@@ -200,3 +200,66 @@ def test_a_listed_backup_is_restored_into_an_empty_database_only(pair: Pair) -> 
     assert "Restored the archive of database &#39;docbase&#39; into &#39;docbase&#39;" in page
     birds = pair.target.api("GET", "/rest/birds", params={"sort": "name"}).json()
     assert [(b["name"], b["wingspan"]) for b in birds] == [("kite", 160), ("wren", 15)]
+
+
+def test_the_limits_form_lowers_a_limit_for_rest_at_once_never_raises_one(pair: Pair) -> None:
+    source = pair.source
+    with signed_in(source.served) as (client, _):
+        page = client.get("/_/settings").text
+    # the server's value is the box's placeholder: blank keeps it
+    assert re.search(r'id="setting-limits.max_page" name="max_page" value="" '
+                     r'placeholder="50"', page)
+    assert "(blank: the server's, 50)" in page
+    assert "Largest max/$max a list read may ask for" in page  # Limits' own docs
+    answer, page = _post(source, "/_/settings/group/limits", {"max_page": "60"})
+    assert answer.status_code == 422, page
+    assert ("Not saved: setting &#39;limits.max_page&#39;: 60 is above this server&#39;s "
+            "limit (50); a database may only lower its limits") in page
+    assert re.search(r'name="max_page" value="60"[^>]*aria-invalid="true"', page)
+    assert _stored(source, "limits.") == {}
+    try:
+        answer, page = _post(source, "/_/settings/group/limits",
+                             {"max_page": "20", "max_bulk": ""})
+        assert answer.status_code == 303, page
+        assert "Settings limits.* saved." in page
+        assert _stored(source, "limits.") == {"limits.max_page": "20"}  # blank: not pinned
+        assert re.search(r"<code>limits.max_page</code></td><td>20 \(this database; "
+                         r"the server&#39;s: 50\)</td>", page)
+        assert source.api("GET", "/rest/birds", params={"max": 21}).status_code == 400
+        assert source.api("GET", "/rest/birds", params={"max": 20}).status_code == 200
+        # another process (the command line) lowers it again: the server follows
+        source.cli("settings", "set", "limits.max_page", "5")
+        deadline = time.monotonic() + 10
+        while source.api("GET", "/rest/birds", params={"max": 6}).status_code != 400:
+            assert time.monotonic() < deadline, "the server kept limits.max_page 20"
+            time.sleep(0.1)
+    finally:
+        source.cli("settings", "unset", "limits.max_page")
+    deadline = time.monotonic() + 10
+    while source.api("GET", "/rest/birds", params={"max": 50}).status_code != 200:
+        assert time.monotonic() < deadline, "the server's limit did not come back"
+        time.sleep(0.1)
+    assert source.api("GET", "/rest/birds", params={"max": 51}).status_code == 400
+
+
+def test_the_backups_form_sets_this_database_s_schedule_and_count(pair: Pair) -> None:
+    source = pair.source
+    with signed_in(source.served) as (client, _):
+        page = client.get("/_/settings").text
+    assert re.search(r'id="setting-backups.keep" name="keep" value="" placeholder="3"', page)
+    answer, page = _post(source, "/_/settings/group/backups",
+                         {"schedule": "every night", "keep": "2"})
+    assert answer.status_code == 422, page
+    assert "Not saved: setting &#39;backups.schedule&#39;" in page
+    assert _stored(source, "backups.") == {}
+    try:
+        answer, page = _post(source, "/_/settings/group/backups",
+                             {"schedule": "30 4 * * *", "keep": "2"})
+        assert answer.status_code == 303, page
+        assert _stored(source, "backups.") == {"backups.schedule": '"30 4 * * *"',
+                                               "backups.keep": "2"}
+        for _ in range(3):  # Back up now keeps the database's count, not the server's 3
+            assert _post(source, "/_/data/backups", {}, page="/_/data")[0].status_code == 303
+        assert len(list(pair.backups.glob("docbase-*.tar.gz"))) == 2
+    finally:
+        source.cli("settings", "unset", "backups")

@@ -4,7 +4,8 @@ Per engine (SQLite, PostgreSQL) two servers share one backup directory: ``source
 whose config file sets ``limits.max_page``, and a fresh, empty ``target``. On the
 source's Settings page an administrator changes login and token-holder settings and
 turns the change feed off through the typed forms, and ``/auth`` and ``/rest`` then
-follow them; the limit the page shows is the one ``/rest`` applies. A backup taken on
+follow them; the limit the page shows is the one ``/rest`` applies, and one lowered in
+its form rules ``/rest`` at once (a higher one is named and refused). A backup taken on
 the source's Data page is restored, picked from the list, into the target. Every page
 fails the test on a dialog, a script error, a CSP violation or an axe-core finding
 (``tests/console_browser.py``).
@@ -100,6 +101,39 @@ def test_settings_typed_into_their_forms_rule_auth_and_rest(pair: Pair, browser:
     attempts = [served.request("POST", "/auth/login", json={
         "email": "nobody@example.com", "password": "wrong"}).status_code for _ in range(3)]
     assert attempts == [401, 401, 429]
+
+
+def test_a_limit_lowered_on_the_page_rules_rest_and_a_higher_one_is_named(
+        pair: Pair, browser: Any) -> None:
+    source = pair.source
+    with open_page(browser) as watched:
+        page = watched.page
+        sign_in(page, source)
+        page.get_by_role("link", name="Settings").click()
+        box = page.get_by_label("limits.max_page")
+        expect(box).to_have_attribute("placeholder", "40")  # the server's, kept by a blank
+        box.fill("45")
+        page.get_by_role("button", name="Save limits.*").click()
+        expect(page.get_by_role("alert")).to_contain_text(
+            "45 is above this server's limit (40)")
+        expect(page.get_by_label("limits.max_page")).to_have_attribute("aria-invalid", "true")
+        page.get_by_label("limits.max_page").fill("25")
+        page.get_by_label("limits.max_bulk").fill("2")
+        page.get_by_role("button", name="Save limits.*").click()
+        expect(page.get_by_role("status").first).to_contain_text("Settings limits.* saved.")
+        expect(page.locator("#limits tr", has_text="limits.max_page ")).to_contain_text(
+            "25 (this database; the server's: 40)")
+        page.evaluate("document.getElementById('limits-in-force').scrollIntoView()")
+        screenshot(page, source, "settings-limits")
+        assert source.api("GET", "/rest/terns", params={"max": 26}).status_code == 400
+        assert source.api("POST", "/rest/terns", json=[{"n": n} for n in range(3)]
+                          ).status_code == 413
+        page.get_by_label("limits.max_page").fill("")
+        page.get_by_label("limits.max_bulk").fill("")
+        page.get_by_role("button", name="Save limits.*").click()
+        expect(page.locator("#limits tr", has_text="limits.max_page ")).to_have_text(
+            "limits.max_page40Largest max/$max a list read may ask for (400 above it).")
+    assert source.api("GET", "/rest/terns", params={"max": 40}).status_code == 200
 
 
 def test_a_listed_backup_is_restored_into_a_fresh_database(pair: Pair, browser: Any) -> None:

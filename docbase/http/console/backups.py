@@ -138,8 +138,9 @@ async def back_up_now(request: HttpRequest) -> Response[Any]:
     place = place_of(request)
     if place is None:
         raise NotFound("this server has no backup directory (docbase serve --backup-dir)")
-    out, summary, expired = await backups.back_up(console.database, Path(place.directory),
-                                          place.keep)
+    out, summary, expired = await backups.back_up(
+        console.database, Path(place.directory),
+        await backups.backups_kept(console.database.settings, place.keep))
     message = summary.line(f"Backed up to {out.name}:") + "."
     if expired:
         message += f" Deleted {len(expired)} old backup(s)."

@@ -110,6 +110,7 @@ async def signed_in(request: HttpRequest, *, form: dict[str, Any] | None = None)
 
     """
     console = locate(request)
+    await console.database.settings.follow_limits()  # as every /rest request does
     session = await find_session(console.database, request.cookies.get(SESSION_COOKIE))
     if session is None:
         raise SignInRequired(console.base + "/signin")

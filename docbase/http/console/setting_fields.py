@@ -37,6 +37,7 @@ from docbase.core.auth.signing import parse_duration
 from docbase.core.errors import ConfigurationError, InvalidQuery
 from docbase.core.settings import DatabaseSettings
 from docbase.core.settings.display import SHOWN
+from docbase.core.settings.stored import SECTION_TYPES
 
 OWN_PAGES = frozenset({"mail", "tree"})
 """Fields of :class:`DatabaseSettings` with no group here (mail has its own page)."""
@@ -67,7 +68,12 @@ class SettingGroup(msgspec.Struct, frozen=True):
 
 @functools.cache
 def attribute_docs(struct: type) -> dict[str, str]:
-    """The docstring under each field of ``struct``'s class body, by field name."""
+    """The docstring under each field of ``struct``'s class body, by field name.
+
+    A struct made from another's declarations (``LimitSettings``) names it
+    ``documented_by``: its fields have that one's docs.
+    """
+    struct = getattr(struct, "documented_by", struct)
     try:
         body = ast.parse(textwrap.dedent(inspect.getsource(struct))).body[0]
     except (OSError, TypeError, IndexError):  # no source: installed without it
@@ -121,9 +127,8 @@ def _groups(struct: type[msgspec.Struct], path: str) -> list[SettingGroup]:
 @functools.cache
 def setting_groups() -> tuple[SettingGroup, ...]:
     """Every group of typed settings the Settings page has a form for."""
-    return tuple(group for info in msgspec.structs.fields(DatabaseSettings)
-                 if info.name not in OWN_PAGES and isinstance(info.type, type)
-                 for group in _groups(info.type, info.encode_name))
+    return tuple(group for name, struct in SECTION_TYPES.items() if name not in OWN_PAGES
+                 for group in _groups(struct, name))
 
 
 def stored_at(tree: dict[str, Any], path: str) -> dict[str, Any]:
@@ -164,7 +169,7 @@ def _value(field: SettingField, form: dict[str, Any]) -> Any:
     if field.kind == "bool":
         return form.get(field.key) == "on"
     if field.kind in ("int", "float"):
-        return _number(text, field.kind)
+        return None if not text and field.optional else _number(text, field.kind)
     if field.kind == "list":
         return [part.strip() for part in text.split(",") if part.strip()]
     if field.kind == "duration":
@@ -206,7 +211,8 @@ def group_tree(group: SettingGroup, stored: dict[str, Any], form: dict[str, Any]
 
 
 def _struct_of(path: str) -> type[msgspec.Struct]:
-    struct: Any = DatabaseSettings
-    for step in path.split("."):
+    first, *steps = path.split(".")
+    struct: Any = SECTION_TYPES[first]
+    for step in steps:
         struct = next(f.type for f in msgspec.structs.fields(struct) if f.encode_name == step)
     return typing.cast("type[msgspec.Struct]", struct)

@@ -24,7 +24,9 @@ from docbase.config.settings import settings as server_settings
 from docbase.core.errors import ConfigurationError, DocbaseError, NotFound
 from docbase.core.settings import DatabaseSettings, Limits
 from docbase.core.settings.display import parse_value, shown_settings
-from docbase.http.console.backups import place_of
+from docbase.core.settings.in_force import LimitsInForce
+from docbase.core.settings.limits import DATABASE_LIMITS
+from docbase.http.console.backups import BackupPlace, place_of
 from docbase.http.console.flash import go
 from docbase.http.console.guard import Console, HttpRequest, console_paths, signed_in
 from docbase.http.console.rendering import render
@@ -40,6 +42,8 @@ from docbase.http.console.setting_fields import (
 
 BACKUP_SETTINGS = ("backup_dir", "backup_schedule", "backup_keep")
 """The server settings of scheduled backups (``docbase/config/settings.py``)."""
+OWN_SECTIONS = ("limits", "backups")
+"""Groups shown in a section of their own, beside the server's values they lower."""
 
 
 class Refused(msgspec.Struct, frozen=True):
@@ -51,8 +55,12 @@ class Refused(msgspec.Struct, frozen=True):
 
 
 def _group_view(group: SettingGroup, settings: DatabaseSettings, tree: dict[str, Any],
-                refused: Refused | None) -> dict[str, Any]:
-    """What the template needs of ``group``: each field, its text, whether it is set."""
+                refused: Refused | None, servers: dict[str, str]) -> dict[str, Any]:
+    """What the template needs of ``group``: each field, its text, whether it is set.
+
+    ``servers`` holds the server's value of each setting a blank box leaves in force
+    (``limits.*``, ``backups.*``), by path: the box shows it as its placeholder.
+    """
     typed = refused.form if refused and refused.group == group.path else None
     stored = stored_at(tree, group.path)
     fields = []
@@ -64,21 +72,41 @@ def _group_view(group: SettingGroup, settings: DatabaseSettings, tree: dict[str,
         invalid = typed is not None and f"'{field.path}'" in (refused.message if refused
                                                                else "")
         fields.append({"field": field, "text": text, "checked": checked,
-                       "stored": field.key in stored, "invalid": invalid})
+                       "stored": field.key in stored, "invalid": invalid,
+                       "server": servers.get(field.path)})
     return {"group": group, "fields": fields,
             "error": refused.message if typed is not None and refused else ""}
 
 
-def _limits(limits: Limits) -> list[tuple[str, str, str]]:
-    """``(limits.NAME, value as JSON, description)`` of every limit, as declared."""
+def _json(value: Any) -> str:
+    return msgspec.json.encode(value).decode()
+
+
+def _limits(limits: LimitsInForce) -> list[tuple[str, str, str]]:
+    """``(limits.NAME, value in force, description)`` of every limit, as declared.
+
+    A value the database lowered says so, with the server's beside it.
+    """
     docs = attribute_docs(Limits)
-    return [(f"limits.{name}", msgspec.json.encode(getattr(limits, name)).decode(),
-             docs.get(name, "")) for name in Limits.__struct_fields__]
+    rows = []
+    for name in Limits.__struct_fields__:
+        value, server = getattr(limits.current, name), getattr(limits.server, name)
+        shown = _json(value) if value == server else (
+            f"{_json(value)} (this database; the server's: {_json(server)})")
+        rows.append((f"limits.{name}", shown, docs.get(name, "")))
+    return rows
 
 
-def _backups(request: HttpRequest) -> list[tuple[str, str, str]] | None:
+def _servers(limits: Limits, place: BackupPlace | None) -> dict[str, str]:
+    """The server's value of each setting a database may store its own of, by path."""
+    values = {f"limits.{name}": _json(getattr(limits, name)) for name in DATABASE_LIMITS}
+    if place is not None:
+        values |= {"backups.schedule": place.schedule, "backups.keep": str(place.keep)}
+    return values
+
+
+def _backups(place: BackupPlace | None) -> list[tuple[str, str, str]] | None:
     """``(setting, value, description)`` of the backup settings; ``None`` without any."""
-    place = place_of(request)
     if place is None:
         return None
     values = {"backup_dir": place.directory, "backup_schedule": place.schedule,
@@ -95,11 +123,15 @@ async def settings_view(request: HttpRequest, console: Console, *, error: str = 
         typed: DatabaseSettings | None = DatabaseSettings.from_tree(tree)
     except ConfigurationError as exc:  # stored by an import: fix it with the path box
         typed, error = None, error or f"The stored settings do not fit their types: {exc}"
-    groups = [] if typed is None else [_group_view(g, typed, tree, refused)
-                                       for g in setting_groups()]
+    place, limits = place_of(request), console.database.limits_in_force
+    servers = _servers(limits.server, place)
+    views = {} if typed is None else {g.path: _group_view(g, typed, tree, refused, servers)
+                                      for g in setting_groups()}
     return render("settings.html", status, **console.page(
-        title="Settings", settings=shown_settings(tree), error=error, groups=groups,
-        limits=_limits(console.database.limits), backups=_backups(request)))
+        title="Settings", settings=shown_settings(tree), error=error,
+        groups=[v for path, v in views.items() if path not in OWN_SECTIONS],
+        limits_form=views.get("limits"), backups_form=views.get("backups"),
+        limits=_limits(limits), backups=_backups(place)))
 
 
 @get(console_paths("/settings"))
