@@ -9,6 +9,7 @@ new process group, samples its processes (descendants and group) twice a second 
 
     wall 652.1 s; summary line at 640.3 s, exit 0.4 s after it
     peak memory of the process tree: 1,254 MiB resident (sum of RSS), 1,101 MiB PSS
+    CPU, as sampled (...): 1,210 s in 652 s of wall time; pytest 800 s (3 processes), ...
 
 RSS counts a page shared by two processes twice; PSS divides it between them, so the
 sum of PSS is the tree's real share of the machine. Linux only (``/proc``).
@@ -91,6 +92,33 @@ def kind_of(pid: int) -> str:
     return next((kind for kind, words in KINDS if any(w in command for w in words)), "other")
 
 
+TICKS = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def cpu_of(pid: int) -> tuple[int, float] | None:
+    """``(start time in ticks, CPU seconds so far)`` of ``pid``, ``None`` if it is gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except OSError:
+        return None
+    fields = stat[stat.rindex(b")") + 2:].split()  # fields 3.. of proc(5)
+    return int(fields[19]), (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def postgres_cpu() -> float:
+    """CPU seconds of every ``postgres`` process now (the server is not in the tree)."""
+    total = 0.0
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            try:
+                if Path(entry.path, "comm").read_bytes().strip() == b"postgres":
+                    found = cpu_of(int(entry.name))
+                    total += found[1] if found else 0.0
+            except OSError:
+                continue
+    return total
+
+
 def memory_kib(pid: int) -> tuple[int, int]:
     """``(rss, pss)`` of ``pid`` in KiB, zeros if it is gone."""
     try:
@@ -111,6 +139,7 @@ class Sampler(threading.Thread):
         self.peak_by_kind: dict[str, int] = {}  # PSS KiB, each kind's own peak
         self.at_peak: dict[str, int] = {}  # PSS KiB by kind in the sample of the peak
         self.timeline: list[tuple[float, dict[str, int]]] = []  # each sample, by kind
+        self.cpu: dict[tuple[int, int], tuple[str, float]] = {}  # (pid, start): kind, s
         self.started = time.monotonic()
         self.stopped = threading.Event()
 
@@ -123,6 +152,9 @@ class Sampler(threading.Thread):
             for pid, (_, pss) in zip(pids, sizes, strict=True):
                 kind = kind_of(pid)
                 by_kind[kind] = by_kind.get(kind, 0) + pss
+                used = cpu_of(pid)
+                if used is not None:  # the last value seen: its CPU until then
+                    self.cpu[(pid, used[0])] = (kind, used[1])
             for kind, pss in by_kind.items():
                 self.peak_by_kind[kind] = max(self.peak_by_kind.get(kind, 0), pss)
             self.timeline.append((time.monotonic() - self.started, by_kind))
@@ -142,7 +174,7 @@ def main() -> int:
     args = parser.parse_args()
     command = " ".join(args.command) if args.command else readme_command()
     print(f"+ {command}", flush=True)
-    started = time.monotonic()
+    started, postgres_before = time.monotonic(), postgres_cpu()
     process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
     sampler = Sampler(process.pid, args.every)
@@ -174,9 +206,27 @@ def main() -> int:
     print("at the peak (PSS): " + ", ".join(
         f"{kind} {kib / 1024:,.0f} MiB"
         for kind, kib in sorted(sampler.at_peak.items(), key=lambda item: -item[1])))
+    print_cpu(sampler.cpu, postgres_cpu() - postgres_before, wall)
     if args.timeline:
         write_timeline(args.timeline, sampler.timeline)
     return status
+
+
+def print_cpu(cpu: dict[tuple[int, int], tuple[str, float]], postgres: float,
+              wall: float) -> None:
+    """CPU seconds by kind of process, as sampled, and the PostgreSQL server's."""
+    seconds: dict[str, float] = {}
+    started: dict[str, int] = {}
+    for kind, used in cpu.values():
+        seconds[kind] = seconds.get(kind, 0.0) + used
+        started[kind] = started.get(kind, 0) + 1
+    seconds["postgresql server"], started["postgresql server"] = postgres, 0
+    total = sum(seconds.values())
+    print(f"CPU, as sampled (a process's CPU after its last sample is missed): {total:,.1f} s "
+          f"in {wall:,.0f} s of wall time; " + ", ".join(
+              f"{kind} {used:,.1f} s" + (f" ({started[kind]} processes)" if started[kind]
+                                         else "")
+              for kind, used in sorted(seconds.items(), key=lambda item: -item[1])))
 
 
 def write_timeline(path: Path, timeline: list[tuple[float, dict[str, int]]]) -> None:
