@@ -9,7 +9,7 @@ new process group, samples its processes (descendants and group) twice a second 
 
     wall 652.1 s; summary line at 640.3 s, exit 0.4 s after it
     peak memory of the process tree: 1,254 MiB resident (sum of RSS), 1,101 MiB PSS
-    CPU, as sampled (...): 1,210 s in 652 s of wall time; pytest 800 s (3 processes), ...
+    CPU: the machine was busy 1,210 of 1,304 core-seconds (93%); sampled by kind ...
 
 RSS counts a page shared by two processes twice; PSS divides it between them, so the
 sum of PSS is the tree's real share of the machine. Linux only (``/proc``).
@@ -105,18 +105,16 @@ def cpu_of(pid: int) -> tuple[int, float] | None:
     return int(fields[19]), (int(fields[11]) + int(fields[12])) / TICKS
 
 
-def postgres_cpu() -> float:
-    """CPU seconds of every ``postgres`` process now (the server is not in the tree)."""
-    total = 0.0
-    for entry in os.scandir("/proc"):
-        if entry.name.isdigit():
-            try:
-                if Path(entry.path, "comm").read_bytes().strip() == b"postgres":
-                    found = cpu_of(int(entry.name))
-                    total += found[1] if found else 0.0
-            except OSError:
-                continue
-    return total
+def machine_cpu() -> float:
+    """CPU seconds the whole machine has been busy since it booted (``/proc/stat``).
+
+    Busy is every state but idle and I/O wait. The difference over the run, less what
+    the tree used, is the rest of the machine: the PostgreSQL server, whose backends
+    come and go too fast to sample, and whatever else runs.
+    """
+    fields = Path("/proc/stat").read_text(encoding="ascii").split("\n", 1)[0].split()[1:]
+    ticks = [int(value) for value in fields]
+    return (sum(ticks[:8]) - ticks[3] - ticks[4]) / TICKS
 
 
 def memory_kib(pid: int) -> tuple[int, int]:
@@ -174,7 +172,7 @@ def main() -> int:
     args = parser.parse_args()
     command = " ".join(args.command) if args.command else readme_command()
     print(f"+ {command}", flush=True)
-    started, postgres_before = time.monotonic(), postgres_cpu()
+    started, machine_before = time.monotonic(), machine_cpu()
     process = subprocess.Popen(["bash", "-c", command], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, start_new_session=True)
     sampler = Sampler(process.pid, args.every)
@@ -206,27 +204,28 @@ def main() -> int:
     print("at the peak (PSS): " + ", ".join(
         f"{kind} {kib / 1024:,.0f} MiB"
         for kind, kib in sorted(sampler.at_peak.items(), key=lambda item: -item[1])))
-    print_cpu(sampler.cpu, postgres_cpu() - postgres_before, wall)
+    print_cpu(sampler.cpu, machine_cpu() - machine_before, wall)
     if args.timeline:
         write_timeline(args.timeline, sampler.timeline)
     return status
 
 
-def print_cpu(cpu: dict[tuple[int, int], tuple[str, float]], postgres: float,
+def print_cpu(cpu: dict[tuple[int, int], tuple[str, float]], machine: float,
               wall: float) -> None:
-    """CPU seconds by kind of process, as sampled, and the PostgreSQL server's."""
+    """CPU seconds by kind of process, as sampled, and the rest of the machine's."""
     seconds: dict[str, float] = {}
     started: dict[str, int] = {}
     for kind, used in cpu.values():
         seconds[kind] = seconds.get(kind, 0.0) + used
         started[kind] = started.get(kind, 0) + 1
-    seconds["postgresql server"], started["postgresql server"] = postgres, 0
-    total = sum(seconds.values())
-    print(f"CPU, as sampled (a process's CPU after its last sample is missed): {total:,.1f} s "
-          f"in {wall:,.0f} s of wall time; " + ", ".join(
-              f"{kind} {used:,.1f} s" + (f" ({started[kind]} processes)" if started[kind]
-                                         else "")
-              for kind, used in sorted(seconds.items(), key=lambda item: -item[1])))
+    cores = os.cpu_count() or 1
+    print(f"CPU: the machine was busy {machine:,.0f} of {wall * cores:,.0f} core-seconds "
+          f"({machine / (wall * cores):.0%}); sampled by kind (a process's last half "
+          "second is missed): " + ", ".join(
+              f"{kind} {used:,.1f} s ({started[kind]} processes)"
+              for kind, used in sorted(seconds.items(), key=lambda item: -item[1]))
+          + f"; the rest (the PostgreSQL server, short processes, others) "
+          f"{machine - sum(seconds.values()):,.1f} s")
 
 
 def write_timeline(path: Path, timeline: list[tuple[float, dict[str, int]]]) -> None:

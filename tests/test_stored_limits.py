@@ -132,19 +132,19 @@ async def test_a_stored_backup_schedule_and_count_take_over_while_it_runs(
         job = backup_job(db, directory, 5, yearly, db.settings)
         assert job.name == BACKUP_JOB
         assert await job.schedule_now() == yearly
-        async with JobScheduler(db, [job], recheck=0.2):
-            await asyncio.sleep(0.5)
+        async with JobScheduler(db, [job], recheck=0.1):
+            await asyncio.sleep(0.3)
             assert list(directory.glob("*.tar.gz")) == []
-            await db.settings.set("backups.schedule", "* * * * * */1")  # every second
             await db.settings.set("backups.keep", 2)
+            await db.settings.set("backups.schedule", "* * * * * */1")  # every second
             deadline = time.monotonic() + 20
             while len(await db.store.find(HOOK_LOG, Query())) < 3:
                 assert time.monotonic() < deadline, "the stored schedule did not take over"
-                await asyncio.sleep(0.1)
+                await asyncio.sleep(0.05)
             await db.settings.unset("backups.schedule")
-            await asyncio.sleep(1.5)  # a backup under way when the schedule changed ends
+            await asyncio.sleep(0.5)  # the next look at the schedule; a backup under way ends
             runs = len(await db.store.find(HOOK_LOG, Query()))
-            await asyncio.sleep(1.5)
+            await asyncio.sleep(1.2)  # a second, and more, with no backup
             assert len(await db.store.find(HOOK_LOG, Query())) == runs  # yearly again
         assert len(list(directory.glob("*.tar.gz"))) == 2  # the stored keep
         logged = await db.store.find(HOOK_LOG, Query())
