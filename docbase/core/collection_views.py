@@ -20,18 +20,17 @@ from docbase.core.names import check_collection_name
 from docbase.core.pipeline import Pipeline
 from docbase.core.reads import ReadRoad
 from docbase.core.schema.enforcing import SchemaEnforcingStore
-from docbase.core.settings.in_force import LimitsInForce
-from docbase.core.settings.limits import Limits
+from docbase.core.settings.in_force import LimitsInForce, ReadsLimits
 
 
 @dataclass(frozen=True)
-class CollectionViews:
+class CollectionViews(ReadsLimits):
     """The parts collections act through, and the handles on them."""
 
     name: str
     """The database's name."""
     limits_in_force: LimitsInForce
-    """The database's limits: :attr:`limits` are the ones in force now."""
+    """The database's limits (:attr:`limits`: the ones in force now)."""
     documents: SchemaEnforcingStore
     """The store as user collections see it (unique values held, passwords withheld)."""
     pipeline: Pipeline
@@ -39,11 +38,6 @@ class CollectionViews:
     """The read stages of the documents an answer embeds."""
     feed: ChangeFeed
     """The unscoped change feed; handles read it through :meth:`changes_for` only."""
-
-    @property
-    def limits(self) -> Limits:
-        """The limits in force now."""
-        return self.limits_in_force.current
 
     def changes_for(self, principal: Principal, *, origin: str | None = None) -> ReadableFeed:
         """The change feed as ``principal`` may see it (from browser ``origin``, if any)."""

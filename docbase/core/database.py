@@ -46,13 +46,13 @@ from docbase.core.relations import Relations
 from docbase.core.schema.enforcing import SchemaEnforcingStore
 from docbase.core.schema.stored_schemas import SchemaRegistry
 from docbase.core.schema.validation import SchemaValidator
-from docbase.core.settings.in_force import LimitsInForce
+from docbase.core.settings.in_force import LimitsInForce, ReadsLimits
 from docbase.core.settings.limits import Limits
 from docbase.core.settings.store import SettingsStore
 from docbase.core.webhooks.stored_webhooks import WebhookRegistry
 
 
-class Database(AsyncResource):
+class Database(AsyncResource, ReadsLimits):
     """One database: collections on a document store, media on a blob store."""
 
     def __init__(
@@ -113,11 +113,6 @@ class Database(AsyncResource):
         """``POST /mail``: the outbound log and the transport of the stored settings."""
         self.media = Media(self.views, store, blobs, self.settings, self.auth_cache)
         """``/media``: uploads, content and derivatives on the blob store, metadata in _media."""
-
-    @property
-    def limits(self) -> Limits:
-        """The limits in force: the server's, lowered by the stored ``limits.*``."""
-        return self.limits_in_force.current
 
     async def open(self) -> None:
         """Open the underlying stores."""

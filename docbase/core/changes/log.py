@@ -49,8 +49,7 @@ from docbase.core.ids import format_timestamp, utc_now
 from docbase.core.names import is_user_collection
 from docbase.core.ports import DocumentStore
 from docbase.core.query import Gt, Lt, Lte, Or, Query
-from docbase.core.settings.in_force import LimitsInForce
-from docbase.core.settings.limits import Limits
+from docbase.core.settings.in_force import LimitsInForce, ReadsLimits
 
 logger = logging.getLogger("docbase.changes")
 
@@ -58,20 +57,15 @@ PRUNE_EVERY = 100
 """The writer of every entry whose number is a multiple of this prunes the log."""
 
 
-class ChangeLog:
+class ChangeLog(ReadsLimits):
     """The change log of one database, on its document store."""
 
     def __init__(self, store: DocumentStore, limits: LimitsInForce) -> None:
         self.store = store
-        self._limits = limits
+        self.limits_in_force = limits
         self.signal = store.change_signal()
         self.counter = SequenceCounter(store, "changes")
         self._indexed = False
-
-    @property
-    def limits(self) -> Limits:
-        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
-        return self._limits.current
 
     async def record(self, event: ChangeEvent) -> None:
         """Append the committed write ``event`` (a subscriber of the change bus).

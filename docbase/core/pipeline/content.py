@@ -12,24 +12,18 @@ So every engine stores the same things, or refuses them with the same
 from __future__ import annotations
 
 from docbase.core.events import Insert, UpdateDocument, WriteEvent
-from docbase.core.settings import Limits
-from docbase.core.settings.in_force import LimitsInForce
+from docbase.core.settings.in_force import LimitsInForce, ReadsLimits
 from docbase.core.untrusted_json import check_bounds
 from docbase.core.update import IncOp, UnsetOp
 
 
-class CheckDocumentContent:
+class CheckDocumentContent(ReadsLimits):
     """Refuse a write whose documents or update values break the document rules."""
 
     name = "content"
 
     def __init__(self, limits: LimitsInForce) -> None:
-        self._limits = limits
-
-    @property
-    def limits(self) -> Limits:
-        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
-        return self._limits.current
+        self.limits_in_force = limits
 
     async def __call__(self, write: WriteEvent) -> None:
         """Raise ``InvalidQuery`` naming the document or update path at fault."""

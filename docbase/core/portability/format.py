@@ -49,8 +49,6 @@ or transient (unique-value claims, rebuilt on import; the change log and its cou
 job leases, rate counters, login failures, the hook log) and is not exported.
 """
 
-SETTINGS_SECTIONS = SECTIONS
-"""The typed sections of the settings; every other top-level key is an operator's secret."""
 SECRET_NAMES = frozenset({"password", "secret", "private_key"})
 """Keys inside the typed sections left out of an archive unless secrets are included."""
 
@@ -105,13 +103,14 @@ def redact_settings(stored: dict[str, object], *, top: bool = True) -> dict[str,
     """The settings document ``stored`` without its secrets.
 
     Left out: the operator's own top-level secrets (any key outside
-    :data:`SETTINGS_SECTIONS` not starting with ``_``) and, at any depth, the values
-    whose key is in :data:`SECRET_NAMES` (the SMTP password, token secrets).
+    :data:`~docbase.core.settings.stored.SECTIONS` not starting with ``_``) and, at any
+    depth, the values whose key is in :data:`SECRET_NAMES` (the SMTP password, token
+    secrets).
     """
     kept: dict[str, object] = {}
     for key, value in stored.items():
         if key in SECRET_NAMES or (top and not key.startswith("_")
-                                   and key not in SETTINGS_SECTIONS):
+                                   and key not in SECTIONS):
             continue
         kept[key] = redact_settings(value, top=False) if isinstance(value, dict) else value
     return kept

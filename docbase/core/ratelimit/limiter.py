@@ -28,30 +28,24 @@ from docbase.core.auth.cache import Namespace, SystemCache
 from docbase.core.errors import TooManyRequests
 from docbase.core.metrics import instruments
 from docbase.core.ratelimit.windows import Window, hit, peek
+from docbase.core.settings.in_force import LimitsInForce, ReadsLimits
 
 if TYPE_CHECKING:
     from docbase.core.auth.principal import Principal
     from docbase.core.ports import DocumentStore
-    from docbase.core.settings.in_force import LimitsInForce
-    from docbase.core.settings.limits import Limits
 
 _FAILURES: Namespace[Window] = Namespace("failed_credentials")
 _TOO_MANY_FAILURES = "too many failed credentials from this address"
 
 
-class RateLimiter:
+class RateLimiter(ReadsLimits):
     """Counts and refuses requests of one database as its :class:`Limits` say."""
 
     def __init__(self, store: DocumentStore, limits: LimitsInForce, cache: SystemCache,
                  ) -> None:
         self.store = store
-        self._limits = limits
+        self.limits_in_force = limits
         self.cache = cache
-
-    @property
-    def limits(self) -> Limits:
-        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
-        return self._limits.current
 
     async def check_address(self, address: str | None) -> None:
         """Refuse ``address`` while it has failed too many credentials this window.

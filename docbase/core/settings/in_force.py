@@ -42,3 +42,18 @@ class LimitsInForce:
             return
         self._followed = settings.limits
         self.current = lowered(self.server, settings.stored_limits())
+
+
+class ReadsLimits:
+    """A part of a database that reads a limit when it uses it: ``self.limits.max_page``.
+
+    Its ``limits_in_force`` is the database's :class:`LimitsInForce`, shared by all its
+    parts, so a limit the database lowers is in force everywhere at once.
+    """
+
+    limits_in_force: LimitsInForce
+
+    @property
+    def limits(self) -> Limits:
+        """The limits in force now."""
+        return self.limits_in_force.current

@@ -45,10 +45,10 @@ class SettingsStore:
     """The settings of one database, typed on every read and every change."""
 
     def __init__(self, store: DocumentStore, cache: SystemCache,
-                 limits: LimitsInForce | None = None) -> None:
+                 limits: LimitsInForce) -> None:
         self.store = store
         self.cache = cache
-        self.limits = limits or LimitsInForce(Limits())
+        self.limits = limits
         """The database's limits in force, which follow every read of the settings."""
 
     async def tree(self) -> dict[str, Any]:

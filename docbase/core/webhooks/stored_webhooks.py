@@ -31,8 +31,7 @@ from docbase.core.errors import InvalidQuery, WebhookDeliveryError
 from docbase.core.names import check_collection_name
 from docbase.core.ports import DocumentStore
 from docbase.core.query import Eq, Query
-from docbase.core.settings.in_force import LimitsInForce
-from docbase.core.settings.limits import Limits
+from docbase.core.settings.in_force import LimitsInForce, ReadsLimits
 from docbase.core.update import SetOp, Update
 from docbase.core.webhooks.targets import check_url, resolve_target
 
@@ -86,20 +85,15 @@ def _methods(methods: Iterable[str]) -> tuple[str, ...]:
     return chosen
 
 
-class WebhookRegistry:
+class WebhookRegistry(ReadsLimits):
     """Adding, listing, changing and removing the webhooks of one database."""
 
     def __init__(self, store: DocumentStore, limits: LimitsInForce, cache: SystemCache,
                  log: ChangeLog) -> None:
         self.store = store
-        self._limits = limits
+        self.limits_in_force = limits
         self.cache = cache
         self.log = log
-
-    @property
-    def limits(self) -> Limits:
-        """The limits in force now (:class:`~docbase.core.settings.in_force.LimitsInForce`)."""
-        return self._limits.current
 
     async def add(self, url: str, *, collections: Iterable[str] = (),
                   methods: Iterable[str] = (), secret: str | None = None) -> Webhook:

@@ -39,8 +39,8 @@ from docbase.core.settings import DatabaseSettings
 from docbase.core.settings.display import SHOWN
 from docbase.core.settings.stored import SECTION_TYPES
 
-OWN_PAGES = frozenset({"mail", "tree"})
-"""Fields of :class:`DatabaseSettings` with no group here (mail has its own page)."""
+OWN_PAGES = frozenset({"mail"})
+"""Sections of the settings with no group here (mail has its own page)."""
 Kind = Literal["bool", "int", "float", "duration", "list", "choice", "text", "secret"]
 
 
